@@ -1,0 +1,155 @@
+// QueueStore in process memory: the same rules as ../redis/lua/poll-5.lua, for a single instance
+// with no Redis. Kept step for step in line with the Lua so that one contract suite passes both.
+import type { PollInput, PollResult, QueueStore, RenewInput, RenewResult, RoomStats } from '../../ports/queue-store.js'
+import { OrderedSet } from './ordered-set.js'
+
+const MAX_STEP = 500
+
+interface Room {
+  line: OrderedSet
+  seen: OrderedSet
+  active: OrderedSet
+  admissions: OrderedSet
+  abandoned: number
+  admitted: number
+}
+
+export class MemoryQueueStore implements QueueStore {
+  private readonly rooms = new Map<string, Room>()
+
+  constructor(private readonly clock: () => number = Date.now) {}
+
+  private room(id: string): Room {
+    let room = this.rooms.get(id)
+    if (room === undefined) {
+      room = {
+        line: new OrderedSet(),
+        seen: new OrderedSet(),
+        active: new OrderedSet(),
+        admissions: new OrderedSet(),
+        abandoned: 0,
+        admitted: 0,
+      }
+      this.rooms.set(id, room)
+    }
+    return room
+  }
+
+  private expire(r: Room, now: number): void {
+    r.active.removeUpTo(now)
+    r.admissions.removeUpTo(now - 60000)
+  }
+
+  async poll(input: PollInput): Promise<PollResult> {
+    const now = input.now ?? this.clock()
+    const { visitor, limits } = input
+    const r = this.room(input.room)
+    this.expire(r, now)
+
+    const admitted = (arrival: number): PollResult => {
+      const sessionExpires = now + limits.sessionMs
+      r.active.add(visitor, sessionExpires)
+      return { state: 'admitted', arrival, sessionExpires, admittedLastMinute: r.admissions.size, now }
+    }
+
+    if (r.active.score(visitor) !== undefined) {
+      r.line.remove(visitor)
+      r.seen.remove(visitor)
+      return admitted(input.arrival ?? now)
+    }
+
+    let arrival = r.line.score(visitor)
+    if (arrival === undefined) arrival = Math.min(input.arrival ?? now, now)
+
+    if (limits.mode === 'passthrough') {
+      r.line.remove(visitor)
+      r.seen.remove(visitor)
+      r.admissions.add(`${visitor}:${now}`, now)
+      r.admitted++
+      return admitted(arrival)
+    }
+
+    r.line.add(visitor, arrival)
+    r.seen.add(visitor, now)
+
+    const stale = r.seen.removeUpTo(now - limits.abandonAfterMs, MAX_STEP)
+    for (const v of stale) r.line.remove(v)
+    r.abandoned += stale.length
+
+    let mine: number | undefined
+    if (limits.mode === 'fifo') {
+      const free = limits.totalActiveUsers - r.active.size
+      const perTen = Math.ceil(limits.newUsersPerMinute / 6)
+      const budget = Math.min(
+        free,
+        limits.newUsersPerMinute - r.admissions.size,
+        perTen - r.admissions.countFrom(now - 10000 + 1),
+        MAX_STEP,
+      )
+      if (budget > 0) {
+        for (const v of r.line.first(budget)) {
+          let expires: number
+          if (v === visitor) {
+            expires = now + limits.sessionMs
+            mine = expires
+          } else {
+            expires = (r.seen.score(v) ?? now) + limits.abandonAfterMs
+          }
+          r.line.remove(v)
+          r.seen.remove(v)
+          r.active.add(v, expires)
+          r.admissions.add(`${v}:${now}`, now)
+          r.admitted++
+        }
+      }
+    }
+
+    if (mine !== undefined) {
+      return { state: 'admitted', arrival, sessionExpires: mine, admittedLastMinute: r.admissions.size, now }
+    }
+    return {
+      state: limits.mode === 'fifo' ? 'queued' : 'paused',
+      arrival,
+      position: (r.line.rank(visitor) as number) + 1,
+      waiting: r.line.size,
+      admittedLastMinute: r.admissions.size,
+      now,
+    }
+  }
+
+  async renew(input: RenewInput): Promise<RenewResult> {
+    const now = input.now ?? this.clock()
+    const r = this.room(input.room)
+    const expires = r.active.score(input.visitor)
+    if (expires === undefined || expires <= now) {
+      r.active.remove(input.visitor)
+      return undefined
+    }
+    const sessionExpires = now + input.sessionMs
+    r.active.add(input.visitor, sessionExpires)
+    return { sessionExpires, now }
+  }
+
+  async endSession(room: string, visitor: string): Promise<boolean> {
+    return this.room(room).active.remove(visitor)
+  }
+
+  async stats(room: string, at?: number): Promise<RoomStats> {
+    const now = at ?? this.clock()
+    const r = this.room(room)
+    this.expire(r, now)
+    return {
+      waiting: r.line.size,
+      active: r.active.size,
+      admittedLastMinute: r.admissions.size,
+      abandoned: r.abandoned,
+      now,
+    }
+  }
+
+  async ping(): Promise<boolean> {
+    return true
+  }
+
+  async close(): Promise<void> {}
+}

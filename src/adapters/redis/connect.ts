@@ -1,0 +1,14 @@
+// Builds the ioredis client with the failure behaviour we chose: fail fast, never queue commands
+// while Redis is away, so a visitor gets the room's onStoreError answer instead of a hang.
+import { Redis } from 'ioredis'
+
+export function connectRedis(url: string): Redis {
+  return new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: 1000,
+    connectTimeout: 2000,
+    retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
+    lazyConnect: false,
+  })
+}

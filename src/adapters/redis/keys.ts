@@ -1,0 +1,16 @@
+// The Redis key layout (docs/redis-keys.md). A room's keys share the hash tag {room}, so a room
+// lives in one Redis Cluster slot and its scripts can touch all of them.
+
+export function roomKeys(room: string) {
+  const p = `anteroom:{${room}}`
+  return {
+    line: `${p}:q`,
+    seen: `${p}:seen`,
+    active: `${p}:act`,
+    admissions: `${p}:adm`,
+    stats: `${p}:stat`,
+  }
+}
+
+/** One hash of every room's settings, field = room id, value = JSON. */
+export const SETTINGS_KEY = 'anteroom:settings'

@@ -1,0 +1,22 @@
+-- stats-4.lua: a room's numbers for health and admin views, after dropping what has run out.
+-- Input:
+--   KEYS[1] q     zset  the line
+--   KEYS[2] act   zset  active sessions
+--   KEYS[3] adm   zset  admissions in the last 60 s
+--   KEYS[4] stat  hash  running totals
+--   ARGV[1] now ms, or "" to use Redis TIME
+-- Output: { waiting, active, admittedLastMinute, abandoned, now }
+local now = tonumber(ARGV[1])
+if not now then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - 60000)
+return {
+  redis.call('ZCARD', KEYS[1]),
+  redis.call('ZCARD', KEYS[2]),
+  redis.call('ZCARD', KEYS[3]),
+  tonumber(redis.call('HGET', KEYS[4], 'abandoned') or '0'),
+  now,
+}

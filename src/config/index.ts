@@ -1,0 +1,131 @@
+// Configuration: read once at start-up from a JSON file (ANTEROOM_CONFIG) and the environment,
+// validated into a frozen object. Every error names the bad field.
+import { readFileSync } from 'node:fs'
+import type { JWK } from 'jose'
+import { AnteroomError } from '../core/errors.js'
+import { parseRoomSettings, type RoomSettings } from '../core/settings.js'
+
+export interface Config {
+  host: string
+  port: number
+  /** Where admitted traffic goes. Unset: `npm start` runs the bundled demo origin. */
+  originUrl: string | undefined
+  demoOriginPort: number
+  /** Unset: the embedded in-process store (one instance only). */
+  redisUrl: string | undefined
+  /** HMAC secret for queue tokens. Generated when unset, which suits a single instance only. */
+  queueSecret: string
+  queueSecretGenerated: boolean
+  /** Private ES256 JWKs; the first signs. Generated when unset. */
+  signingKeys: JWK[] | undefined
+  issuer: string
+  audience: string
+  secureCookies: boolean
+  rooms: RoomSettings[]
+}
+
+const DEFAULT_ROOM = {
+  id: 'demo',
+  paths: ['/'],
+  totalActiveUsers: 50,
+  newUsersPerMinute: 30,
+  sessionDurationSeconds: 600,
+  refreshSeconds: 10,
+  title: 'You are in line for the demo sale',
+}
+
+function bad(field: string, message: string): never {
+  throw new AnteroomError('ERR_CONFIG', `${field}: ${message}`, { field })
+}
+
+function port(value: unknown, field: string, fallback: number): number {
+  if (value === undefined || value === '') return fallback
+  const n = typeof value === 'string' ? Number(value) : value
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 65535) bad(field, 'must be a port number (0-65535)')
+  return n
+}
+
+function url(value: unknown, field: string, protocols: string[]): string | undefined {
+  if (value === undefined || value === '') return undefined
+  if (typeof value !== 'string') bad(field, 'must be a URL')
+  let parsed: URL
+  try {
+    parsed = new URL(value)
+  } catch {
+    bad(field, 'must be a URL')
+  }
+  if (!protocols.includes(parsed.protocol)) bad(field, `must start with ${protocols.join(' or ')}//`)
+  return value
+}
+
+function json(text: string, field: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    bad(field, 'must be valid JSON')
+  }
+}
+
+function randomSecret(): string {
+  const bytes = new Uint8Array(32)
+  crypto.getRandomValues(bytes)
+  return Buffer.from(bytes).toString('base64url')
+}
+
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  let file: Record<string, unknown> = {}
+  if (env.ANTEROOM_CONFIG) {
+    let text: string
+    try {
+      text = readFileSync(env.ANTEROOM_CONFIG, 'utf8')
+    } catch {
+      bad('ANTEROOM_CONFIG', `cannot read ${env.ANTEROOM_CONFIG}`)
+    }
+    const parsed = json(text, 'ANTEROOM_CONFIG')
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) bad('ANTEROOM_CONFIG', 'must hold a JSON object')
+    file = parsed as Record<string, unknown>
+  }
+  const pick = (envName: string, key: string) => env[envName] ?? (file[key] as string | undefined)
+
+  const roomsInput = env.ANTEROOM_ROOMS !== undefined ? json(env.ANTEROOM_ROOMS, 'ANTEROOM_ROOMS') : (file.rooms ?? [DEFAULT_ROOM])
+  if (!Array.isArray(roomsInput) || roomsInput.length === 0) bad('rooms', 'must be a non-empty list')
+  const rooms = roomsInput.map((r, i) => {
+    try {
+      return parseRoomSettings(r, `rooms[${i}].`)
+    } catch (err) {
+      if (err instanceof AnteroomError) bad(err.field ?? `rooms[${i}]`, err.message.replace(/^[^:]*: /, ''))
+      throw err
+    }
+  })
+  const ids = new Set<string>()
+  rooms.forEach((r, i) => {
+    if (ids.has(r.id)) bad(`rooms[${i}].id`, `"${r.id}" is used twice`)
+    ids.add(r.id)
+  })
+
+  const secret = pick('ANTEROOM_QUEUE_SECRET', 'queueSecret')
+  if (secret !== undefined && (typeof secret !== 'string' || secret.length < 32)) bad('ANTEROOM_QUEUE_SECRET', 'must be at least 32 characters')
+
+  let signingKeys: JWK[] | undefined
+  const keysInput = env.ANTEROOM_SIGNING_KEYS !== undefined ? json(env.ANTEROOM_SIGNING_KEYS, 'ANTEROOM_SIGNING_KEYS') : file.signingKeys
+  if (keysInput !== undefined) {
+    if (!Array.isArray(keysInput) || keysInput.length === 0) bad('ANTEROOM_SIGNING_KEYS', 'must be a non-empty JSON list of private JWKs')
+    signingKeys = keysInput as JWK[]
+  }
+
+  const secure = pick('ANTEROOM_SECURE_COOKIES', 'secureCookies')
+  return Object.freeze({
+    host: pick('ANTEROOM_HOST', 'host') ?? '127.0.0.1',
+    port: port(pick('ANTEROOM_PORT', 'port'), 'ANTEROOM_PORT', 8080),
+    originUrl: url(pick('ANTEROOM_ORIGIN', 'origin'), 'ANTEROOM_ORIGIN', ['http:', 'https:']),
+    demoOriginPort: port(pick('ANTEROOM_DEMO_ORIGIN_PORT', 'demoOriginPort'), 'ANTEROOM_DEMO_ORIGIN_PORT', 8081),
+    redisUrl: url(pick('ANTEROOM_REDIS_URL', 'redisUrl'), 'ANTEROOM_REDIS_URL', ['redis:', 'rediss:']),
+    queueSecret: secret ?? randomSecret(),
+    queueSecretGenerated: secret === undefined,
+    signingKeys,
+    issuer: pick('ANTEROOM_ISSUER', 'issuer') ?? 'anteroom',
+    audience: pick('ANTEROOM_AUDIENCE', 'audience') ?? 'origin',
+    secureCookies: secure === 'true' || (secure as unknown) === true,
+    rooms,
+  })
+}

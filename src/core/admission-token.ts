@@ -1,0 +1,154 @@
+// The admission token: an ES256 JWT that says "this visitor may use the origin until exp".
+// Origins verify it with nothing but the public JWKS; the edge verifies its own cookie with a cache,
+// so an admitted visitor's request costs one Map lookup, not an ECDSA verification.
+import {
+  type CryptoKey,
+  type JWK,
+  type JWTPayload,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  jwtVerify,
+  SignJWT,
+} from 'jose'
+import { AnteroomError } from './errors.js'
+
+export const ADMISSION_ALG = 'ES256'
+
+export interface AdmissionClaims {
+  /** Visitor id. */
+  sub: string
+  /** Session id: stays the same across renewals. */
+  jti: string
+  room: string
+  /** Arrival time in line, ms. */
+  arr: number
+  /** Issued at and expiry, seconds (JWT convention). */
+  iat: number
+  exp: number
+}
+
+export interface SigningKey {
+  kid: string
+  privateKey: CryptoKey
+  publicKey: CryptoKey
+  publicJwk: JWK
+}
+
+/** Imports private ES256 JWKs; each needs a kid. The first one signs; all are published. */
+export async function importSigningKeys(jwks: JWK[]): Promise<SigningKey[]> {
+  if (jwks.length === 0) throw new AnteroomError('ERR_CONFIG', 'signingKeys: at least one key is needed', { field: 'signingKeys' })
+  const seen = new Set<string>()
+  return Promise.all(
+    jwks.map(async (jwk, i) => {
+      const field = `signingKeys[${i}]`
+      if (typeof jwk.kid !== 'string' || jwk.kid.length === 0) throw new AnteroomError('ERR_CONFIG', `${field}.kid: is required`, { field })
+      if (seen.has(jwk.kid)) throw new AnteroomError('ERR_CONFIG', `${field}.kid: is used twice`, { field })
+      seen.add(jwk.kid)
+      if (jwk.kty !== 'EC' || jwk.crv !== 'P-256' || typeof jwk.d !== 'string') {
+        throw new AnteroomError('ERR_CONFIG', `${field}: must be a private EC P-256 key (ES256)`, { field })
+      }
+      let privateKey: CryptoKey
+      try {
+        privateKey = (await importJWK(jwk, ADMISSION_ALG)) as CryptoKey
+      } catch (cause) {
+        throw new AnteroomError('ERR_CONFIG', `${field}: is not a valid ES256 key`, { field, cause })
+      }
+      const { d: _d, ...rest } = jwk
+      const publicJwk: JWK = { ...rest, alg: ADMISSION_ALG, use: 'sig', kid: jwk.kid }
+      const publicKey = (await importJWK(publicJwk, ADMISSION_ALG)) as CryptoKey
+      return { kid: jwk.kid, privateKey, publicKey, publicJwk }
+    }),
+  )
+}
+
+/** Makes a fresh private ES256 JWK, for development and for tests. */
+export async function generateSigningJwk(kid: string): Promise<JWK> {
+  const { privateKey } = await generateKeyPair(ADMISSION_ALG, { extractable: true })
+  return { ...(await exportJWK(privateKey)), kid, alg: ADMISSION_ALG }
+}
+
+export interface AdmissionTokenOptions {
+  keys: SigningKey[]
+  issuer: string
+  audience: string
+  /** How many verified tokens the edge remembers. */
+  cacheSize?: number
+}
+
+export class AdmissionTokens {
+  private readonly keys: SigningKey[]
+  private readonly byKid: Map<string, SigningKey>
+  private readonly cache = new Map<string, AdmissionClaims>()
+  private readonly cacheSize: number
+
+  constructor(private readonly options: AdmissionTokenOptions) {
+    this.keys = options.keys
+    this.byKid = new Map(options.keys.map((k) => [k.kid, k]))
+    this.cacheSize = options.cacheSize ?? 100_000
+  }
+
+  jwks(): { keys: JWK[] } {
+    return { keys: this.keys.map((k) => k.publicJwk) }
+  }
+
+  async sign(claims: Omit<AdmissionClaims, 'iat'>, nowMs: number): Promise<string> {
+    const key = this.keys[0] as SigningKey
+    return new SignJWT({ room: claims.room, arr: claims.arr })
+      .setProtectedHeader({ alg: ADMISSION_ALG, kid: key.kid, typ: 'JWT' })
+      .setIssuer(this.options.issuer)
+      .setAudience(this.options.audience)
+      .setSubject(claims.sub)
+      .setJti(claims.jti)
+      .setIssuedAt(Math.floor(nowMs / 1000))
+      .setExpirationTime(claims.exp)
+      .sign(key.privateKey)
+  }
+
+  /**
+   * Verifies a token for a room: ES256 only, a known kid, our issuer and audience, the room, not expired.
+   * Returns undefined for anything else. Verified tokens are cached until they expire.
+   */
+  async verify(token: string | undefined, room: string, nowMs: number): Promise<AdmissionClaims | undefined> {
+    if (token === undefined || token.length > 2048) return undefined
+    const nowSec = Math.floor(nowMs / 1000)
+    const cached = this.cache.get(token)
+    if (cached !== undefined) {
+      if (cached.room === room && cached.exp > nowSec) return cached
+      if (cached.exp <= nowSec) this.cache.delete(token)
+      return undefined
+    }
+    let payload: JWTPayload
+    try {
+      const result = await jwtVerify(
+        token,
+        (header) => {
+          const key = header.kid === undefined ? undefined : this.byKid.get(header.kid)
+          if (key === undefined) throw new AnteroomError('ERR_TOKEN_INVALID', 'unknown kid')
+          return key.publicKey
+        },
+        {
+          algorithms: [ADMISSION_ALG],
+          issuer: this.options.issuer,
+          audience: this.options.audience,
+          currentDate: new Date(nowMs),
+          requiredClaims: ['sub', 'jti', 'exp', 'iat'],
+        },
+      )
+      payload = result.payload
+    } catch {
+      return undefined
+    }
+    const claims = toClaims(payload)
+    if (claims === undefined || claims.room !== room) return undefined
+    if (this.cache.size >= this.cacheSize) this.cache.clear()
+    this.cache.set(token, claims)
+    return claims
+  }
+}
+
+function toClaims(p: JWTPayload): AdmissionClaims | undefined {
+  if (typeof p.sub !== 'string' || typeof p.jti !== 'string' || typeof p.room !== 'string') return undefined
+  if (typeof p.arr !== 'number' || typeof p.exp !== 'number' || typeof p.iat !== 'number') return undefined
+  return { sub: p.sub, jti: p.jti, room: p.room, arr: p.arr, iat: p.iat, exp: p.exp }
+}

@@ -1,0 +1,64 @@
+// Builds the edge's concrete parts from a Config: Redis or the embedded store, tokens, origin.
+// Entry points and tests call this; nothing else picks adapters.
+import type { Redis } from 'ioredis'
+import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../core/admission-token.js'
+import { QueueTokens } from '../core/queue-token.js'
+import { MemoryQueueStore } from '../adapters/memory/queue-store.js'
+import { MemorySettingsStore } from '../adapters/memory/settings-store.js'
+import { nodeMac } from '../adapters/node/mac.js'
+import { connectRedis } from '../adapters/redis/connect.js'
+import { RedisQueueStore } from '../adapters/redis/queue-store.js'
+import { RedisSettingsStore } from '../adapters/redis/settings-store.js'
+import { UndiciOrigin } from '../adapters/undici/origin.js'
+import type { Config } from '../config/index.js'
+import { createEdgeApp, type EdgeDeps } from '../http/app.js'
+import { RoomDirectory } from '../http/room-directory.js'
+import type { Clock } from '../ports/clock.js'
+import type { QueueStore } from '../ports/queue-store.js'
+import type { SettingsStore } from '../ports/settings-store.js'
+
+export interface Edge {
+  app: ReturnType<typeof createEdgeApp>
+  deps: EdgeDeps
+  redis: Redis | undefined
+  close(): Promise<void>
+}
+
+export async function buildEdge(config: Config, options: { originUrl: string; clock?: Clock; log?: EdgeDeps['log'] }): Promise<Edge> {
+  let queue: QueueStore
+  let settings: SettingsStore
+  let redis: Redis | undefined
+  if (config.redisUrl) {
+    redis = connectRedis(config.redisUrl)
+    queue = new RedisQueueStore(redis)
+    settings = new RedisSettingsStore(redis)
+  } else {
+    queue = new MemoryQueueStore(options.clock ? () => options.clock?.now() ?? Date.now() : Date.now)
+    settings = new MemorySettingsStore()
+  }
+  await settings.seed(config.rooms)
+  const rooms = new RoomDirectory(settings, 1000, options.clock ? () => options.clock?.now() ?? Date.now() : Date.now)
+  await rooms.start()
+  const keys = await importSigningKeys(config.signingKeys ?? [await generateSigningJwk(`dev-${Date.now().toString(36)}`)])
+  const origin = new UndiciOrigin({ url: options.originUrl })
+  const deps: EdgeDeps = {
+    queue,
+    rooms,
+    queueTokens: new QueueTokens(nodeMac(config.queueSecret)),
+    admissionTokens: new AdmissionTokens({ keys, issuer: config.issuer, audience: config.audience }),
+    origin,
+    clock: options.clock,
+    secureCookies: config.secureCookies,
+    clientIp: (c) => (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress,
+    log: options.log,
+  }
+  return {
+    app: createEdgeApp(deps),
+    deps,
+    redis,
+    async close() {
+      await origin.close()
+      await queue.close()
+    },
+  }
+}

@@ -1,0 +1,293 @@
+// createEdgeApp: the waiting room as a Hono app. It speaks only the Fetch API, so the same app runs
+// on Node and as a Worker; entry points hand it concrete stores, tokens and an origin.
+import { type Context, Hono } from 'hono'
+import type { AdmissionClaims, AdmissionTokens } from '../core/admission-token.js'
+import { AnteroomError, isAnteroomError } from '../core/errors.js'
+import { newVisitorId, type QueueTokens } from '../core/queue-token.js'
+import { matchRoom } from '../core/rooms.js'
+import { admissionLimits, ROOM_ID, type RoomSettings } from '../core/settings.js'
+import type { Clock } from '../ports/clock.js'
+import type { Origin } from '../ports/origin.js'
+import type { PollResult, QueueStore } from '../ports/queue-store.js'
+import { admissionCookieName, JS_COOKIE, queueCookieName, readCookie, serializeCookie } from './cookies.js'
+import { requestHeadersForOrigin, responseHeadersFromOrigin } from './forward-headers.js'
+import { errorPage, POLL_SCRIPT, queuePage, type QueueView } from './pages.js'
+import type { RoomDirectory } from './room-directory.js'
+
+export interface EdgeDeps {
+  queue: QueueStore
+  rooms: RoomDirectory
+  queueTokens: QueueTokens
+  admissionTokens: AdmissionTokens
+  origin: Origin
+  /** Tests pass a manual clock; it then also drives the store. Production leaves it out. */
+  clock?: Clock
+  /** The client address, from the runtime (Node socket, cf-connecting-ip). */
+  clientIp?: (c: Context) => string | undefined
+  /** Mark cookies Secure even on plain HTTP (behind a TLS-terminating proxy). */
+  secureCookies?: boolean
+  log?: (event: string, fields: Record<string, unknown>) => void
+}
+
+export interface StatusBody {
+  room: string
+  state: 'queued' | 'admitted' | 'paused' | 'closed' | 'busy'
+  position: number | null
+  ahead: number | null
+  waiting: number | null
+  etaSeconds: number | null
+  refreshSeconds: number
+}
+
+/** What a poll decided: a page or JSON for the visitor, or an admission to act on. */
+type Decision =
+  | { kind: 'wait'; view: QueueView; status: number; cookies: string[] }
+  | { kind: 'admit'; token: string; cookies: string[]; status: StatusBody }
+  | { kind: 'open'; cookies: string[] }
+
+const NO_STORE = 'no-store'
+
+async function sha256Base64(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))
+  let s = ''
+  for (const b of new Uint8Array(digest)) s += String.fromCharCode(b)
+  return btoa(s)
+}
+
+/** ETA from the admissions of the last minute; unknown until something was admitted. */
+export function etaSeconds(position: number, admittedLastMinute: number): number | null {
+  if (admittedLastMinute <= 0) return null
+  return Math.ceil(position / (admittedLastMinute / 60))
+}
+
+export function createEdgeApp(deps: EdgeDeps): Hono {
+  const app = new Hono()
+  const edgeNow = () => deps.clock?.now() ?? Date.now()
+  const storeNow = () => deps.clock?.now()
+  const log = deps.log ?? (() => {})
+  const scriptHash = sha256Base64(POLL_SCRIPT)
+
+  const isSecure = (url: URL) => deps.secureCookies === true || url.protocol === 'https:'
+
+  function statusOf(room: RoomSettings, result: PollResult): StatusBody {
+    if (result.state === 'admitted') {
+      return { room: room.id, state: 'admitted', position: 0, ahead: 0, waiting: null, etaSeconds: 0, refreshSeconds: room.refreshSeconds }
+    }
+    return {
+      room: room.id,
+      state: result.state,
+      position: result.position,
+      ahead: result.position - 1,
+      waiting: result.waiting,
+      etaSeconds: result.state === 'paused' ? null : etaSeconds(result.position, result.admittedLastMinute),
+      refreshSeconds: room.refreshSeconds,
+    }
+  }
+
+  function viewOf(room: RoomSettings, s: StatusBody): QueueView {
+    return { ...s, state: s.state === 'admitted' ? 'queued' : s.state, title: room.title, message: room.message }
+  }
+
+  async function admissionCookie(room: RoomSettings, claims: Omit<AdmissionClaims, 'iat'>, now: number, secure: boolean) {
+    const token = await deps.admissionTokens.sign(claims, now)
+    const cookie = serializeCookie(admissionCookieName(room.id), token, { maxAgeSeconds: claims.exp - Math.floor(now / 1000), secure })
+    return { token, cookie }
+  }
+
+  /** A visitor without a valid admission: one store call decides their place or their turn. */
+  async function poll(c: Context, room: RoomSettings, url: URL): Promise<Decision> {
+    const secure = isSecure(url)
+    const now = edgeNow()
+    const cookieHeader = c.req.header('cookie') ?? null
+    if (room.mode === 'closed') {
+      const status: StatusBody = { room: room.id, state: 'closed', position: null, ahead: null, waiting: null, etaSeconds: null, refreshSeconds: room.refreshSeconds }
+      return { kind: 'wait', view: viewOf(room, status), status: 200, cookies: [] }
+    }
+    const ticket = await deps.queueTokens.verify(readCookie(cookieHeader, queueCookieName(room.id)), room.id, now)
+    const visitor = ticket?.visitor ?? newVisitorId()
+    let result: PollResult
+    try {
+      result = await deps.queue.poll({ room: room.id, visitor, arrival: ticket?.arrival, limits: admissionLimits(room), now: storeNow() })
+    } catch (err) {
+      if (!isAnteroomError(err, 'ERR_STORE_UNAVAILABLE')) throw err
+      log('store_unavailable', { room: room.id, policy: room.onStoreError })
+      if (room.onStoreError === 'open') return { kind: 'open', cookies: [] }
+      const status: StatusBody = { room: room.id, state: 'busy', position: null, ahead: null, waiting: null, etaSeconds: null, refreshSeconds: room.refreshSeconds }
+      return { kind: 'wait', view: viewOf(room, status), status: 503, cookies: [] }
+    }
+    const status = statusOf(room, result)
+    if (result.state === 'admitted') {
+      const claims = { sub: visitor, jti: newVisitorId(), room: room.id, arr: result.arrival, exp: Math.floor(result.sessionExpires / 1000) }
+      const { token, cookie } = await admissionCookie(room, claims, result.now, secure)
+      const dropQueue = serializeCookie(queueCookieName(room.id), '', { maxAgeSeconds: 0, secure })
+      return { kind: 'admit', token, cookies: [cookie, dropQueue], status }
+    }
+    const abandonMs = room.abandonAfterSeconds * 1000
+    const queueToken = await deps.queueTokens.sign({ room: room.id, visitor, arrival: result.arrival, expires: result.now + abandonMs })
+    const cookie = serializeCookie(queueCookieName(room.id), queueToken, { maxAgeSeconds: room.abandonAfterSeconds, secure })
+    return { kind: 'wait', view: viewOf(room, status), status: 200, cookies: [cookie] }
+  }
+
+  /** An admitted visitor: usually no store call; a renewal once half the session has gone. */
+  async function checkAdmission(c: Context, room: RoomSettings, url: URL): Promise<{ token: string; cookies: string[] } | undefined> {
+    const now = edgeNow()
+    const token = readCookie(c.req.header('cookie') ?? null, admissionCookieName(room.id))
+    const claims = await deps.admissionTokens.verify(token, room.id, now)
+    if (claims === undefined || token === undefined) return undefined
+    const nowSec = now / 1000
+    if (nowSec < claims.iat + (claims.exp - claims.iat) / 2) return { token, cookies: [] }
+    try {
+      const renewed = await deps.queue.renew({ room: room.id, visitor: claims.sub, sessionMs: room.sessionDurationSeconds * 1000, now: storeNow() })
+      if (renewed === undefined) {
+        log('session_ended', { room: room.id })
+        return undefined
+      }
+      const next = await admissionCookie(room, { ...claims, exp: Math.floor(renewed.sessionExpires / 1000) }, renewed.now, isSecure(url))
+      return { token: next.token, cookies: [next.cookie] }
+    } catch (err) {
+      if (!isAnteroomError(err, 'ERR_STORE_UNAVAILABLE')) throw err
+      // Admitted visitors keep working while the store is away: their token still holds.
+      return { token, cookies: [] }
+    }
+  }
+
+  async function forward(c: Context, url: URL, admissionToken: string | undefined, cookies: string[]): Promise<Response> {
+    const headers = requestHeadersForOrigin(c.req.raw.headers, {
+      clientIp: deps.clientIp?.(c),
+      proto: url.protocol.replace(':', ''),
+      host: url.host,
+      admissionToken,
+    })
+    const method = c.req.method
+    const res = await deps.origin.forward({
+      method,
+      path: url.pathname + url.search,
+      headers,
+      body: method === 'GET' || method === 'HEAD' ? null : c.req.raw.body,
+    })
+    const out = responseHeadersFromOrigin(res.headers)
+    for (const cookie of cookies) out.append('set-cookie', cookie)
+    return new Response(res.body, { status: res.status, statusText: res.statusText, headers: out })
+  }
+
+  async function respondWait(c: Context, d: Extract<Decision, { kind: 'wait' }>, json: boolean): Promise<Response> {
+    const headers = new Headers({ 'cache-control': NO_STORE })
+    for (const cookie of d.cookies) headers.append('set-cookie', cookie)
+    const { title: _t, message: _m, ...status } = d.view
+    if (json) {
+      headers.set('content-type', 'application/json; charset=utf-8')
+      return new Response(JSON.stringify(status), { status: d.status, headers })
+    }
+    headers.set('content-type', 'text/html; charset=utf-8')
+    headers.set('content-security-policy', `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${await scriptHash}'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`)
+    headers.set('x-content-type-options', 'nosniff')
+    headers.set('referrer-policy', 'no-referrer')
+    if (d.view.state !== 'closed' && readCookie(c.req.header('cookie') ?? null, JS_COOKIE) !== '1') {
+      headers.set('refresh', String(d.view.refreshSeconds))
+    }
+    if (d.status === 503) headers.set('retry-after', String(d.view.refreshSeconds))
+    return new Response(queuePage(d.view), { status: d.status, headers })
+  }
+
+  function wantsJson(c: Context): boolean {
+    const accept = c.req.header('accept') ?? ''
+    return accept.includes('application/json') && !accept.includes('text/html')
+  }
+
+  async function openAdmission(room: RoomSettings, now: number): Promise<string> {
+    // onStoreError=open: the room lets traffic through without the store. The origin still gets a
+    // short-lived admission token, so it can tell these requests apart from forged ones.
+    return deps.admissionTokens.sign({ sub: 'store-unavailable', jti: newVisitorId(), room: room.id, arr: now, exp: Math.floor(now / 1000) + 60 }, now)
+  }
+
+  app.get('/.well-known/jwks.json', (c) => {
+    c.header('cache-control', 'public, max-age=300')
+    return c.json(deps.admissionTokens.jwks())
+  })
+
+  app.get('/_anteroom/health', async (c) => {
+    const store = await deps.queue.ping()
+    c.header('cache-control', NO_STORE)
+    return c.json({ ok: store, store: store ? 'up' : 'down' }, store ? 200 : 503)
+  })
+
+  app.get('/_anteroom/status', async (c) => {
+    const id = c.req.query('room') ?? ''
+    const room = ROOM_ID.test(id) ? deps.rooms.get(id) : undefined
+    if (room === undefined) throw new AnteroomError('ERR_NOT_FOUND', 'No such room', { field: 'room' })
+    const url = new URL(c.req.url)
+    c.header('cache-control', NO_STORE)
+    if (await checkAdmission(c, room, url)) {
+      return c.json({ room: room.id, state: 'admitted', position: 0, ahead: 0, waiting: null, etaSeconds: 0, refreshSeconds: room.refreshSeconds } satisfies StatusBody)
+    }
+    const d = await poll(c, room, url)
+    if (d.kind === 'wait') return respondWait(c, d, true)
+    if (d.kind === 'admit') {
+      for (const cookie of d.cookies) c.header('set-cookie', cookie, { append: true })
+      return c.json(d.status)
+    }
+    const busy: StatusBody = { room: room.id, state: 'busy', position: null, ahead: null, waiting: null, etaSeconds: null, refreshSeconds: room.refreshSeconds }
+    return c.json(busy, 503)
+  })
+
+  app.all('/_anteroom/*', () => {
+    throw new AnteroomError('ERR_NOT_FOUND', 'No such Anteroom endpoint')
+  })
+
+  app.all('*', async (c) => {
+    const url = new URL(c.req.url)
+    const room = matchRoom(deps.rooms.rooms(), url.host, url.pathname)
+    if (room === undefined) return forward(c, url, undefined, [])
+    const admitted = await checkAdmission(c, room, url)
+    if (admitted) return forward(c, url, admitted.token, admitted.cookies)
+    const d = await poll(c, room, url)
+    if (d.kind === 'wait') return respondWait(c, d, wantsJson(c))
+    if (d.kind === 'open') return forward(c, url, await openAdmission(room, edgeNow()), [])
+    if (wantsJson(c)) {
+      const headers = new Headers({ 'content-type': 'application/json; charset=utf-8', 'cache-control': NO_STORE })
+      for (const cookie of d.cookies) headers.append('set-cookie', cookie)
+      return new Response(JSON.stringify(d.status), { headers })
+    }
+    return forward(c, url, d.token, d.cookies)
+  })
+
+  app.onError((err, c) => {
+    const json = wantsJson(c) || new URL(c.req.url).pathname.startsWith('/_anteroom/')
+    let status = 500
+    let title = 'Something went wrong'
+    let detail = 'Please try again in a moment.'
+    if (isAnteroomError(err)) {
+      switch (err.code) {
+        case 'ERR_ORIGIN_TIMEOUT':
+          status = 504
+          title = 'The site is taking too long'
+          detail = 'The site behind this waiting room did not answer in time. Please try again.'
+          break
+        case 'ERR_ORIGIN_UNREACHABLE':
+          status = 502
+          title = 'The site is not reachable'
+          detail = 'The site behind this waiting room could not be reached. Please try again shortly.'
+          break
+        case 'ERR_NOT_FOUND':
+          status = 404
+          title = 'Not found'
+          detail = err.message
+          break
+        case 'ERR_BAD_REQUEST':
+          status = 400
+          title = 'Bad request'
+          detail = err.message
+          break
+      }
+    }
+    if (status === 500) log('error', { message: err instanceof Error ? err.message : String(err), code: isAnteroomError(err) ? err.code : undefined })
+    const headers = { 'cache-control': NO_STORE }
+    if (json) {
+      const code = isAnteroomError(err) ? err.code : 'ERR_INTERNAL'
+      return c.json({ error: { code, message: detail, ...(isAnteroomError(err) && err.field ? { field: err.field } : {}) } }, status as 500, headers)
+    }
+    return c.html(errorPage(status, title, detail), status as 500, headers)
+  })
+
+  return app
+}

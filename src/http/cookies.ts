@@ -1,0 +1,44 @@
+// Cookie reading and writing for the edge's own cookies. Parsing never throws: a malformed
+// header yields nothing, and the visitor gets a fresh place in line.
+
+const MAX_COOKIE_HEADER = 8192
+
+export function readCookie(header: string | null, name: string): string | undefined {
+  if (header === null || header.length > MAX_COOKIE_HEADER) return undefined
+  const prefix = `${name}=`
+  for (const part of header.split(';')) {
+    const item = part.trim()
+    if (item.startsWith(prefix)) {
+      const value = item.slice(prefix.length)
+      return /^[A-Za-z0-9._~-]*$/.test(value) ? value : undefined
+    }
+  }
+  return undefined
+}
+
+/** Removes every cookie whose name starts with `prefix`; returns null when none is left. */
+export function withoutCookies(header: string | null, prefix: string): string | null {
+  if (header === null) return null
+  const kept = header
+    .split(';')
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0 && !p.startsWith(prefix))
+  return kept.length === 0 ? null : kept.join('; ')
+}
+
+export interface CookieOptions {
+  maxAgeSeconds: number
+  secure: boolean
+}
+
+export function serializeCookie(name: string, value: string, o: CookieOptions): string {
+  const parts = [`${name}=${value}`, 'Path=/', `Max-Age=${Math.max(0, Math.floor(o.maxAgeSeconds))}`, 'HttpOnly', 'SameSite=Lax']
+  if (o.secure) parts.push('Secure')
+  return parts.join('; ')
+}
+
+export const COOKIE_PREFIX = 'anteroom_'
+export const queueCookieName = (room: string) => `${COOKIE_PREFIX}q_${room}`
+export const admissionCookieName = (room: string) => `${COOKIE_PREFIX}a_${room}`
+/** Set by the queue page's script: this browser polls by itself, so no Refresh header is needed. */
+export const JS_COOKIE = `${COOKIE_PREFIX}js`

@@ -1,0 +1,53 @@
+// What crosses the proxy: hop-by-hop headers stop here, our cookies never reach the origin,
+// and X-Forwarded-* tell the origin who asked.
+import { COOKIE_PREFIX, withoutCookies } from './cookies.js'
+
+const HOP_BY_HOP = [
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]
+
+export const ADMISSION_HEADER = 'anteroom-admission'
+
+function dropHopByHop(headers: Headers): void {
+  const listed = headers.get('connection')
+  if (listed !== null) for (const name of listed.split(',')) headers.delete(name.trim())
+  for (const name of HOP_BY_HOP) headers.delete(name)
+}
+
+export interface ForwardContext {
+  clientIp: string | undefined
+  proto: string
+  host: string
+  admissionToken: string | undefined
+}
+
+export function requestHeadersForOrigin(incoming: Headers, ctx: ForwardContext): Headers {
+  const headers = new Headers(incoming)
+  dropHopByHop(headers)
+  headers.delete('host')
+  // Only the edge may speak for admission: a visitor's own header is never passed on.
+  headers.delete(ADMISSION_HEADER)
+  if (ctx.admissionToken !== undefined) headers.set(ADMISSION_HEADER, ctx.admissionToken)
+  const cookie = withoutCookies(headers.get('cookie'), COOKIE_PREFIX)
+  if (cookie === null) headers.delete('cookie')
+  else headers.set('cookie', cookie)
+  const prior = headers.get('x-forwarded-for')
+  if (ctx.clientIp !== undefined) headers.set('x-forwarded-for', prior ? `${prior}, ${ctx.clientIp}` : ctx.clientIp)
+  headers.set('x-forwarded-proto', ctx.proto)
+  headers.set('x-forwarded-host', ctx.host)
+  return headers
+}
+
+export function responseHeadersFromOrigin(incoming: Headers): Headers {
+  const headers = new Headers(incoming)
+  dropHopByHop(headers)
+  return headers
+}

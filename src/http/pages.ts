@@ -1,0 +1,105 @@
+// The visitor-facing pages: the queue page and the error pages. Plain HTML and inline CSS that
+// work without JavaScript; a small script polls the JSON status where JavaScript runs.
+
+export interface QueueView {
+  room: string
+  state: 'queued' | 'paused' | 'closed' | 'busy'
+  title: string
+  message: string
+  position: number | null
+  ahead: number | null
+  waiting: number | null
+  etaSeconds: number | null
+  refreshSeconds: number
+}
+
+export function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+}
+
+export function formatEta(seconds: number | null): string {
+  if (seconds === null) return 'unknown for now'
+  if (seconds < 60) return 'under a minute'
+  const minutes = Math.round(seconds / 60)
+  if (minutes < 60) return `about ${minutes} minute${minutes === 1 ? '' : 's'}`
+  const hours = Math.floor(minutes / 60)
+  const rest = minutes % 60
+  return `about ${hours} h ${rest} min`
+}
+
+const STYLE = `
+:root{color-scheme:light dark;--bg:#f6f7fb;--card:#fff;--ink:#1c2030;--muted:#5b6275;--accent:#3056d3;--track:#e3e7f2}
+@media (prefers-color-scheme:dark){:root{--bg:#11131a;--card:#1b1e28;--ink:#eef0f6;--muted:#a5abbd;--accent:#7d9bff;--track:#2c3142}}
+*{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:var(--bg);color:var(--ink)}
+main{max-width:34rem;margin:0 auto;padding:2rem 1rem}
+.card{background:var(--card);border-radius:1rem;padding:1.5rem;box-shadow:0 1px 3px #0002}
+h1{font-size:1.5rem;margin:0 0 .5rem}p{margin:.5rem 0}.muted{color:var(--muted);font-size:.9rem}
+.big{font-size:2.5rem;font-weight:700;margin:.25rem 0;font-variant-numeric:tabular-nums}
+dl{display:grid;grid-template-columns:1fr auto;gap:.25rem 1rem;margin:1rem 0}dt{color:var(--muted)}dd{margin:0;font-weight:600;text-align:right;font-variant-numeric:tabular-nums}
+progress{width:100%;height:.75rem;appearance:none;border:0;border-radius:1rem;background:var(--track);overflow:hidden}
+progress::-webkit-progress-bar{background:var(--track)}progress::-webkit-progress-value{background:var(--accent)}progress::-moz-progress-bar{background:var(--accent)}
+`
+
+/** The status poller. Its hash goes into the page's Content-Security-Policy. */
+export const POLL_SCRIPT = `(function(){var el=document.getElementById('anteroom');if(!el)return;
+document.cookie='anteroom_js=1; Path=/; SameSite=Lax; Max-Age=86400';
+var room=el.getAttribute('data-room'),every=Number(el.getAttribute('data-refresh'))*1000;
+function set(id,v){var n=document.getElementById(id);if(n)n.textContent=v}
+function eta(s){if(s===null)return 'unknown for now';if(s<60)return 'under a minute';var m=Math.round(s/60);if(m<60)return 'about '+m+' minute'+(m===1?'':'s');return 'about '+Math.floor(m/60)+' h '+(m%60)+' min'}
+function tick(){fetch('/_anteroom/status?room='+encodeURIComponent(room),{headers:{accept:'application/json'},credentials:'same-origin',cache:'no-store'})
+.then(function(r){return r.json()}).then(function(s){
+if(s.state==='admitted'){location.reload();return}
+if(s.state!==el.getAttribute('data-state')){location.reload();return}
+if(typeof s.position==='number'){set('position',s.position.toLocaleString());set('ahead',s.ahead.toLocaleString());set('waiting',s.waiting.toLocaleString());
+var p=document.getElementById('progress');if(p&&s.waiting>0){p.value=Math.max(0,s.waiting-s.ahead);p.max=s.waiting}}
+set('eta',eta(s.etaSeconds));}).catch(function(){}).then(function(){setTimeout(tick,every)})}
+setTimeout(tick,every)})()`
+
+export function queuePage(v: QueueView): string {
+  const headline =
+    v.state === 'closed'
+      ? 'This sale is closed'
+      : v.state === 'busy'
+        ? 'We are busy right now'
+        : v.state === 'paused'
+          ? 'The line is paused'
+          : escapeHtml(v.title)
+  const lead =
+    v.state === 'closed'
+      ? 'Nobody is being let in any more. Thank you for your patience.'
+      : v.state === 'busy'
+        ? 'We are busy; you keep your place. This page tries again by itself.'
+        : v.state === 'paused'
+          ? 'Nobody is being let in for the moment. You keep your place in line.'
+          : escapeHtml(v.message)
+  const numbers =
+    v.position === null
+      ? ''
+      : `<p class="muted">Your place in line</p>
+<p class="big" id="position">${v.position.toLocaleString('en')}</p>
+<progress id="progress" max="${v.waiting ?? 1}" value="${Math.max(0, (v.waiting ?? 0) - (v.ahead ?? 0))}" aria-label="Progress through the line"></progress>
+<dl>
+<dt>People ahead of you</dt><dd id="ahead">${(v.ahead ?? 0).toLocaleString('en')}</dd>
+<dt>People in line</dt><dd id="waiting">${(v.waiting ?? 0).toLocaleString('en')}</dd>
+<dt>Estimated wait</dt><dd id="eta">${formatEta(v.etaSeconds)}</dd>
+</dl>`
+  const refreshes = v.state === 'closed' ? '' : `<p class="muted">This page refreshes itself every ${v.refreshSeconds} seconds. Please keep it open; refreshing does not lose your place.</p>`
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${headline}</title>${v.state === 'closed' ? '' : `<noscript><meta http-equiv="refresh" content="${v.refreshSeconds}"></noscript>`}<style>${STYLE}</style></head>
+<body><main id="anteroom" data-room="${escapeHtml(v.room)}" data-state="${v.state}" data-refresh="${v.refreshSeconds}">
+<div class="card" role="region" aria-labelledby="headline">
+<h1 id="headline">${headline}</h1>
+<p>${lead}</p>
+<div role="status" aria-live="polite" aria-atomic="false">${numbers}</div>
+${refreshes}
+</div></main>${v.state === 'closed' ? '' : `<script>${POLL_SCRIPT}</script>`}</body></html>`
+}
+
+export function errorPage(status: number, title: string, detail: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
+<body><main><div class="card" role="alert"><h1>${escapeHtml(title)}</h1><p>${escapeHtml(detail)}</p>
+<p class="muted">Error ${status}</p></div></main></body></html>`
+}

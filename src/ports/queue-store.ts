@@ -1,0 +1,63 @@
+// The QueueStore port: the line, the active sessions and the admission rate of each room.
+// Redis and the in-process memory store implement it; test/contract/queue-store.ts holds them to it.
+import type { AdmissionLimits } from '../core/settings.js'
+
+export interface PollInput {
+  room: string
+  visitor: string
+  /** Arrival time from a verified queue token: restores the visitor's place if the store forgot it. */
+  arrival?: number
+  limits: AdmissionLimits
+  /** Time in ms. Leave it out and the store uses its own authoritative clock (Redis TIME). */
+  now?: number
+}
+
+export type PollResult =
+  | {
+      state: 'queued' | 'paused'
+      arrival: number
+      /** 1-based place in line. */
+      position: number
+      waiting: number
+      admittedLastMinute: number
+      now: number
+    }
+  | {
+      state: 'admitted'
+      arrival: number
+      /** When the session ends unless renewed, ms. */
+      sessionExpires: number
+      admittedLastMinute: number
+      now: number
+    }
+
+export interface RenewInput {
+  room: string
+  visitor: string
+  sessionMs: number
+  now?: number
+}
+
+/** The session's new expiry, or undefined when the session has ended (expired or ended by an admin). */
+export type RenewResult = { sessionExpires: number; now: number } | undefined
+
+export interface RoomStats {
+  waiting: number
+  active: number
+  admittedLastMinute: number
+  abandoned: number
+  now: number
+}
+
+export interface QueueStore {
+  /** One visitor's poll: join or keep their place, drop stale entries, admit in FIFO order. */
+  poll(input: PollInput): Promise<PollResult>
+  /** Extends an admitted visitor's session. */
+  renew(input: RenewInput): Promise<RenewResult>
+  /** Ends one visitor's session. Returns whether there was one. */
+  endSession(room: string, visitor: string): Promise<boolean>
+  stats(room: string, now?: number): Promise<RoomStats>
+  /** Cheap liveness check for /_anteroom/health. */
+  ping(): Promise<boolean>
+  close(): Promise<void>
+}
