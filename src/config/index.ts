@@ -104,7 +104,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   })
 
   const secret = pick('ANTEROOM_QUEUE_SECRET', 'queueSecret')
-  if (secret !== undefined && (typeof secret !== 'string' || secret.length < 32)) bad('ANTEROOM_QUEUE_SECRET', 'must be at least 32 characters')
+  if (secret !== undefined && (typeof secret !== 'string' || secret.length < 32))
+    bad('ANTEROOM_QUEUE_SECRET', 'must be at least 32 characters')
 
   let signingKeys: JWK[] | undefined
   const keysInput = env.ANTEROOM_SIGNING_KEYS !== undefined ? json(env.ANTEROOM_SIGNING_KEYS, 'ANTEROOM_SIGNING_KEYS') : file.signingKeys

@@ -1,16 +1,7 @@
 // The admission token: an ES256 JWT that says "this visitor may use the origin until exp".
 // Origins verify it with nothing but the public JWKS; the edge verifies its own cookie with a cache,
 // so an admitted visitor's request costs one Map lookup, not an ECDSA verification.
-import {
-  type CryptoKey,
-  type JWK,
-  type JWTPayload,
-  exportJWK,
-  generateKeyPair,
-  importJWK,
-  jwtVerify,
-  SignJWT,
-} from 'jose'
+import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK, type JWTPayload, jwtVerify, SignJWT } from 'jose'
 import { AnteroomError } from './errors.js'
 
 export const ADMISSION_ALG = 'ES256'

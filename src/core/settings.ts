@@ -54,16 +54,7 @@ const LIMITS = {
   abandonAfterSeconds: [5, 24 * 3600],
 } as const
 
-const KNOWN_FIELDS = new Set<string>([
-  'id',
-  'hosts',
-  'paths',
-  ...Object.keys(LIMITS),
-  'mode',
-  'onStoreError',
-  'title',
-  'message',
-])
+const KNOWN_FIELDS = new Set<string>(['id', 'hosts', 'paths', ...Object.keys(LIMITS), 'mode', 'onStoreError', 'title', 'message'])
 
 function fail(field: string, message: string): never {
   throw new AnteroomError('ERR_SETTINGS_INVALID', `${field}: ${message}`, { field })
@@ -127,7 +118,10 @@ export function parseRoomSettings(input: unknown, where = ''): RoomSettings {
     message: text(raw, 'message', where, 'Thanks for waiting. We let people in in the order they arrived.'),
   }
   if (settings.abandonAfterSeconds < settings.refreshSeconds * 2) {
-    fail(`${where}abandonAfterSeconds`, `must be at least twice refreshSeconds (${settings.refreshSeconds * 2}), or polling visitors would be dropped`)
+    fail(
+      `${where}abandonAfterSeconds`,
+      `must be at least twice refreshSeconds (${settings.refreshSeconds * 2}), or polling visitors would be dropped`,
+    )
   }
   return Object.freeze(settings)
 }

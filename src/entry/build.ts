@@ -1,8 +1,6 @@
 // Builds the edge's concrete parts from a Config: Redis or the embedded store, tokens, origin.
 // Entry points and tests call this; nothing else picks adapters.
 import type { Redis } from 'ioredis'
-import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../core/admission-token.js'
-import { QueueTokens } from '../core/queue-token.js'
 import { MemoryQueueStore } from '../adapters/memory/queue-store.js'
 import { MemorySettingsStore } from '../adapters/memory/settings-store.js'
 import { nodeMac } from '../adapters/node/mac.js'
@@ -11,6 +9,8 @@ import { RedisQueueStore } from '../adapters/redis/queue-store.js'
 import { RedisSettingsStore } from '../adapters/redis/settings-store.js'
 import { UndiciOrigin } from '../adapters/undici/origin.js'
 import type { Config } from '../config/index.js'
+import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../core/admission-token.js'
+import { QueueTokens } from '../core/queue-token.js'
 import { createEdgeApp, type EdgeDeps } from '../http/app.js'
 import { RoomDirectory } from '../http/room-directory.js'
 import type { Clock } from '../ports/clock.js'

@@ -19,8 +19,10 @@ async function main(): Promise<void> {
     originUrl = `http://127.0.0.1:${config.demoOriginPort}`
     log('demo_origin', { url: originUrl })
   }
-  if (config.queueSecretGenerated) log('warning', { message: 'ANTEROOM_QUEUE_SECRET is not set: using a random one. Fine for one instance; set it for several.' })
-  if (config.signingKeys === undefined) log('warning', { message: 'ANTEROOM_SIGNING_KEYS is not set: using a fresh ES256 key. Set it for several instances.' })
+  if (config.queueSecretGenerated)
+    log('warning', { message: 'ANTEROOM_QUEUE_SECRET is not set: using a random one. Fine for one instance; set it for several.' })
+  if (config.signingKeys === undefined)
+    log('warning', { message: 'ANTEROOM_SIGNING_KEYS is not set: using a fresh ES256 key. Set it for several instances.' })
   const edge = await buildEdge(config, { originUrl, log })
   const server = serve({ fetch: edge.app.fetch, hostname: config.host, port: config.port })
   server.once('listening', () => {

@@ -11,7 +11,7 @@ import type { Origin } from '../ports/origin.js'
 import type { PollResult, QueueStore } from '../ports/queue-store.js'
 import { admissionCookieName, JS_COOKIE, queueCookieName, readCookie, serializeCookie } from './cookies.js'
 import { requestHeadersForOrigin, responseHeadersFromOrigin } from './forward-headers.js'
-import { errorPage, POLL_SCRIPT, queuePage, type QueueView } from './pages.js'
+import { errorPage, POLL_SCRIPT, type QueueView, queuePage } from './pages.js'
 import type { RoomDirectory } from './room-directory.js'
 
 export interface EdgeDeps {
@@ -100,7 +100,15 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     const now = edgeNow()
     const cookieHeader = c.req.header('cookie') ?? null
     if (room.mode === 'closed') {
-      const status: StatusBody = { room: room.id, state: 'closed', position: null, ahead: null, waiting: null, etaSeconds: null, refreshSeconds: room.refreshSeconds }
+      const status: StatusBody = {
+        room: room.id,
+        state: 'closed',
+        position: null,
+        ahead: null,
+        waiting: null,
+        etaSeconds: null,
+        refreshSeconds: room.refreshSeconds,
+      }
       return { kind: 'wait', view: viewOf(room, status), status: 200, cookies: [] }
     }
     const ticket = await deps.queueTokens.verify(readCookie(cookieHeader, queueCookieName(room.id)), room.id, now)
@@ -112,12 +120,26 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
       if (!isAnteroomError(err, 'ERR_STORE_UNAVAILABLE')) throw err
       log('store_unavailable', { room: room.id, policy: room.onStoreError })
       if (room.onStoreError === 'open') return { kind: 'open', cookies: [] }
-      const status: StatusBody = { room: room.id, state: 'busy', position: null, ahead: null, waiting: null, etaSeconds: null, refreshSeconds: room.refreshSeconds }
+      const status: StatusBody = {
+        room: room.id,
+        state: 'busy',
+        position: null,
+        ahead: null,
+        waiting: null,
+        etaSeconds: null,
+        refreshSeconds: room.refreshSeconds,
+      }
       return { kind: 'wait', view: viewOf(room, status), status: 503, cookies: [] }
     }
     const status = statusOf(room, result)
     if (result.state === 'admitted') {
-      const claims = { sub: visitor, jti: newVisitorId(), room: room.id, arr: result.arrival, exp: Math.floor(result.sessionExpires / 1000) }
+      const claims = {
+        sub: visitor,
+        jti: newVisitorId(),
+        room: room.id,
+        arr: result.arrival,
+        exp: Math.floor(result.sessionExpires / 1000),
+      }
       const { token, cookie } = await admissionCookie(room, claims, result.now, secure)
       const dropQueue = serializeCookie(queueCookieName(room.id), '', { maxAgeSeconds: 0, secure })
       return { kind: 'admit', token, cookies: [cookie, dropQueue], status }
@@ -137,7 +159,12 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     const nowSec = now / 1000
     if (nowSec < claims.iat + (claims.exp - claims.iat) / 2) return { token, cookies: [] }
     try {
-      const renewed = await deps.queue.renew({ room: room.id, visitor: claims.sub, sessionMs: room.sessionDurationSeconds * 1000, now: storeNow() })
+      const renewed = await deps.queue.renew({
+        room: room.id,
+        visitor: claims.sub,
+        sessionMs: room.sessionDurationSeconds * 1000,
+        now: storeNow(),
+      })
       if (renewed === undefined) {
         log('session_ended', { room: room.id })
         return undefined
@@ -179,7 +206,10 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
       return new Response(JSON.stringify(status), { status: d.status, headers })
     }
     headers.set('content-type', 'text/html; charset=utf-8')
-    headers.set('content-security-policy', `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${await scriptHash}'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`)
+    headers.set(
+      'content-security-policy',
+      `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${await scriptHash}'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`,
+    )
     headers.set('x-content-type-options', 'nosniff')
     headers.set('referrer-policy', 'no-referrer')
     if (d.view.state !== 'closed' && readCookie(c.req.header('cookie') ?? null, JS_COOKIE) !== '1') {
@@ -197,7 +227,10 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
   async function openAdmission(room: RoomSettings, now: number): Promise<string> {
     // onStoreError=open: the room lets traffic through without the store. The origin still gets a
     // short-lived admission token, so it can tell these requests apart from forged ones.
-    return deps.admissionTokens.sign({ sub: 'store-unavailable', jti: newVisitorId(), room: room.id, arr: now, exp: Math.floor(now / 1000) + 60 }, now)
+    return deps.admissionTokens.sign(
+      { sub: 'store-unavailable', jti: newVisitorId(), room: room.id, arr: now, exp: Math.floor(now / 1000) + 60 },
+      now,
+    )
   }
 
   app.get('/.well-known/jwks.json', (c) => {
@@ -218,7 +251,15 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     const url = new URL(c.req.url)
     c.header('cache-control', NO_STORE)
     if (await checkAdmission(c, room, url)) {
-      return c.json({ room: room.id, state: 'admitted', position: 0, ahead: 0, waiting: null, etaSeconds: 0, refreshSeconds: room.refreshSeconds } satisfies StatusBody)
+      return c.json({
+        room: room.id,
+        state: 'admitted',
+        position: 0,
+        ahead: 0,
+        waiting: null,
+        etaSeconds: 0,
+        refreshSeconds: room.refreshSeconds,
+      } satisfies StatusBody)
     }
     const d = await poll(c, room, url)
     if (d.kind === 'wait') return respondWait(c, d, true)
@@ -226,7 +267,15 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
       for (const cookie of d.cookies) c.header('set-cookie', cookie, { append: true })
       return c.json(d.status)
     }
-    const busy: StatusBody = { room: room.id, state: 'busy', position: null, ahead: null, waiting: null, etaSeconds: null, refreshSeconds: room.refreshSeconds }
+    const busy: StatusBody = {
+      room: room.id,
+      state: 'busy',
+      position: null,
+      ahead: null,
+      waiting: null,
+      etaSeconds: null,
+      refreshSeconds: room.refreshSeconds,
+    }
     return c.json(busy, 503)
   })
 
@@ -280,11 +329,16 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
           break
       }
     }
-    if (status === 500) log('error', { message: err instanceof Error ? err.message : String(err), code: isAnteroomError(err) ? err.code : undefined })
+    if (status === 500)
+      log('error', { message: err instanceof Error ? err.message : String(err), code: isAnteroomError(err) ? err.code : undefined })
     const headers = { 'cache-control': NO_STORE }
     if (json) {
       const code = isAnteroomError(err) ? err.code : 'ERR_INTERNAL'
-      return c.json({ error: { code, message: detail, ...(isAnteroomError(err) && err.field ? { field: err.field } : {}) } }, status as 500, headers)
+      return c.json(
+        { error: { code, message: detail, ...(isAnteroomError(err) && err.field ? { field: err.field } : {}) } },
+        status as 500,
+        headers,
+      )
     }
     return c.html(errorPage(status, title, detail), status as 500, headers)
   })

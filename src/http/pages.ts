@@ -83,7 +83,10 @@ export function queuePage(v: QueueView): string {
 <dt>People in line</dt><dd id="waiting">${(v.waiting ?? 0).toLocaleString('en')}</dd>
 <dt>Estimated wait</dt><dd id="eta">${formatEta(v.etaSeconds)}</dd>
 </dl>`
-  const refreshes = v.state === 'closed' ? '' : `<p class="muted">This page refreshes itself every ${v.refreshSeconds} seconds. Please keep it open; refreshing does not lose your place.</p>`
+  const refreshes =
+    v.state === 'closed'
+      ? ''
+      : `<p class="muted">This page refreshes itself every ${v.refreshSeconds} seconds. Please keep it open; refreshing does not lose your place.</p>`
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${headline}</title>${v.state === 'closed' ? '' : `<noscript><meta http-equiv="refresh" content="${v.refreshSeconds}"></noscript>`}<style>${STYLE}</style></head>

@@ -19,16 +19,21 @@ export class RedisQueueStore implements QueueStore {
     const l = input.limits
     let reply: number[]
     try {
-      reply = (await runScript(this.redis, SCRIPTS.poll, [k.line, k.seen, k.active, k.admissions, k.stats], [
-        input.visitor,
-        input.arrival ?? '',
-        input.now ?? '',
-        l.mode,
-        l.totalActiveUsers,
-        l.newUsersPerMinute,
-        l.abandonAfterMs,
-        l.sessionMs,
-      ])) as number[]
+      reply = (await runScript(
+        this.redis,
+        SCRIPTS.poll,
+        [k.line, k.seen, k.active, k.admissions, k.stats],
+        [
+          input.visitor,
+          input.arrival ?? '',
+          input.now ?? '',
+          l.mode,
+          l.totalActiveUsers,
+          l.newUsersPerMinute,
+          l.abandonAfterMs,
+          l.sessionMs,
+        ],
+      )) as number[]
     } catch (err) {
       throw unavailable(err)
     }
@@ -49,11 +54,12 @@ export class RedisQueueStore implements QueueStore {
   async renew(input: RenewInput): Promise<RenewResult> {
     let reply: number[]
     try {
-      reply = (await runScript(this.redis, SCRIPTS.renew, [roomKeys(input.room).active], [
-        input.visitor,
-        input.now ?? '',
-        input.sessionMs,
-      ])) as number[]
+      reply = (await runScript(
+        this.redis,
+        SCRIPTS.renew,
+        [roomKeys(input.room).active],
+        [input.visitor, input.now ?? '', input.sessionMs],
+      )) as number[]
     } catch (err) {
       throw unavailable(err)
     }

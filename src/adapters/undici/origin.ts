@@ -16,11 +16,7 @@ export interface UndiciOriginOptions {
 }
 
 function isTimeout(err: unknown): boolean {
-  return (
-    err instanceof errors.HeadersTimeoutError ||
-    err instanceof errors.BodyTimeoutError ||
-    err instanceof errors.ConnectTimeoutError
-  )
+  return err instanceof errors.HeadersTimeoutError || err instanceof errors.BodyTimeoutError || err instanceof errors.ConnectTimeoutError
 }
 
 /** A pull-based web stream over a Node Readable; Readable.toWeb can crash on client aborts (Node 20). */

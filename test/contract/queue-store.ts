@@ -1,0 +1,251 @@
+// The QueueStore contract: one suite, run against every implementation (memory, Redis).
+// Time is always passed in explicitly, so rates, expiries and FIFO are checked without sleeping.
+import { describe, expect, it } from 'vitest'
+import type { AdmissionLimits } from '../../src/core/settings.js'
+import type { PollResult, QueueStore } from '../../src/ports/queue-store.js'
+
+export interface StoreHarness {
+  store: QueueStore
+  /** Makes the store forget everything, as a Redis flush or failover would. */
+  forget(): Promise<void>
+}
+
+let roomSeq = 0
+const newRoom = () => `c${Date.now().toString(36)}-${roomSeq++}`
+const T0 = 1_800_000_000_000
+
+const limits = (over: Partial<AdmissionLimits> = {}): AdmissionLimits => ({
+  mode: 'fifo',
+  totalActiveUsers: 1000,
+  newUsersPerMinute: 6000,
+  abandonAfterMs: 60_000,
+  sessionMs: 600_000,
+  ...over,
+})
+
+const vid = (i: number) => `v${String(i).padStart(15, '0')}`
+
+function shuffle<T>(items: T[]): T[] {
+  const a = [...items]
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1))
+    ;[a[i], a[j]] = [a[j] as T, a[i] as T]
+  }
+  return a
+}
+
+export function queueStoreContract(name: string, makeHarness: () => Promise<StoreHarness>): void {
+  describe(`QueueStore contract: ${name}`, () => {
+    it('places new visitors at the back, in order of arrival', async () => {
+      const { store } = await makeHarness()
+      const room = newRoom()
+      const closed = limits({ mode: 'paused' })
+      const results: PollResult[] = []
+      for (let i = 0; i < 5; i++) results.push(await store.poll({ room, visitor: vid(i), limits: closed, now: T0 + i }))
+      expect(results.map((r) => (r.state === 'paused' ? r.position : -1))).toEqual([1, 2, 3, 4, 5])
+      expect(results.map((r) => r.arrival)).toEqual([T0, T0 + 1, T0 + 2, T0 + 3, T0 + 4])
+      const again = await store.poll({ room, visitor: vid(2), limits: closed, now: T0 + 100 })
+      expect(again).toMatchObject({ state: 'paused', position: 3, waiting: 5, arrival: T0 + 2 })
+    })
+
+    it('never loses, duplicates or improves a place when the same visitor polls again or from two tabs', async () => {
+      const { store } = await makeHarness()
+      const room = newRoom()
+      const l = limits({ mode: 'paused' })
+      for (let i = 0; i < 10; i++) await store.poll({ room, visitor: vid(i), limits: l, now: T0 + i })
+      // Two tabs of visitor 5 poll at once, and claim an earlier arrival than they had.
+      const [a, b] = await Promise.all([
+        store.poll({ room, visitor: vid(5), arrival: T0 - 1000, limits: l, now: T0 + 50 }),
+        store.poll({ room, visitor: vid(5), arrival: T0 + 5, limits: l, now: T0 + 50 }),
+      ])
+      expect(a).toMatchObject({ position: 6, waiting: 10, arrival: T0 + 5 })
+      expect(b).toMatchObject({ position: 6, waiting: 10, arrival: T0 + 5 })
+    })
+
+    it('restores a forgotten visitor to their original place from the arrival in their token', async () => {
+      const h = await makeHarness()
+      const room = newRoom()
+      const l = limits({ mode: 'paused' })
+      const arrivals: number[] = []
+      for (let i = 0; i < 20; i++) {
+        const r = await h.store.poll({ room, visitor: vid(i), limits: l, now: T0 + i * 10 })
+        arrivals.push(r.arrival)
+      }
+      await h.forget()
+      // They come back in a random order; each brings the arrival from their signed token.
+      for (const i of shuffle([...Array(20).keys()])) {
+        await h.store.poll({ room, visitor: vid(i), arrival: arrivals[i], limits: l, now: T0 + 5000 })
+      }
+      for (let i = 0; i < 20; i++) {
+        const r = await h.store.poll({ room, visitor: vid(i), limits: l, now: T0 + 6000 })
+        expect(r).toMatchObject({ position: i + 1, waiting: 20 })
+      }
+    })
+
+    it('a token cannot claim an arrival in the future', async () => {
+      const { store } = await makeHarness()
+      const room = newRoom()
+      const r = await store.poll({ room, visitor: vid(1), arrival: T0 + 10_000_000, limits: limits({ mode: 'paused' }), now: T0 })
+      expect(r.arrival).toBe(T0)
+    })
+
+    it('never exceeds totalActiveUsers, even under concurrent polls', async () => {
+      const { store } = await makeHarness()
+      const room = newRoom()
+      const l = limits({ totalActiveUsers: 7, newUsersPerMinute: 100_000 })
+      const results = await Promise.all(
+        [...Array(200).keys()].map((i) => store.poll({ room, visitor: vid(i), limits: l, now: T0 + (i % 3) })),
+      )
+      const admitted = results.filter((r) => r.state === 'admitted')
+      expect(admitted.length).toBeLessThanOrEqual(7)
+      for (let i = 0; i < 200; i++) await store.poll({ room, visitor: vid(i), limits: l, now: T0 + 10 })
+      expect((await store.stats(room, T0 + 10)).active).toBe(7)
+      // Sessions end: the next seven (in arrival order) get in, and still no more than seven.
+      await Promise.all([...Array(200).keys()].map((i) => store.poll({ room, visitor: vid(i), limits: l, now: T0 + 10 + l.sessionMs })))
+      const s = await store.stats(room, T0 + 10 + l.sessionMs)
+      expect(s.active).toBe(7)
+    })
+
+    it('admits in strict arrival order, whatever order the polls come in', async () => {
+      const { store } = await makeHarness()
+      const room = newRoom()
+      const l = limits({ totalActiveUsers: 100_000, newUsersPerMinute: 60 }) // 10 per 10 s
+      const n = 60
+      for (let i = 0; i < n; i++) await store.poll({ room, visitor: vid(i), limits: { ...l, mode: 'paused' }, now: T0 + i })
+      const order: number[] = []
+      const seen = new Set<number>()
+      for (let t = 1; t <= 80; t++) {
+        const now = T0 + 1000 + t * 1000
+        const polls = shuffle([...Array(n).keys()].filter((i) => !seen.has(i)))
+        const results = await Promise.all(polls.map((i) => store.poll({ room, visitor: vid(i), limits: l, now })))
+        results.forEach((r, k) => {
+          const i = polls[k] as number
+          if (r.state === 'admitted' && !seen.has(i)) {
+            seen.add(i)
+            order.push(i)
+          }
+        })
+        // Within one step, the admitted ones must be exactly the next in line.
+        const sorted = [...order].sort((a, b) => a - b)
+        expect(sorted).toEqual([...Array(order.length).keys()])
+      }
+      expect(order.length).toBe(n)
+    })
+
+    it('keeps every 60-second window within newUsersPerMinute, spreads it over 10-second slices, and uses at least 95%', async () => {
+      const { store } = await makeHarness()
+      const room = newRoom()
+      const perMinute = 30
+      const l = limits({ totalActiveUsers: 100_000, newUsersPerMinute: perMinute, abandonAfterMs: 600_000 })
+      const n = 200
+      for (let i = 0; i < n; i++) await store.poll({ room, visitor: vid(i), limits: { ...l, mode: 'paused' }, now: T0 })
+      // Admission time is when the store grants the slot (a grant to an absent visitor still counts).
+      const admittedAt: number[] = []
+      const waiting = new Set([...Array(n).keys()])
+      let lineLength = n
+      const duration = 300
+      for (let s = 0; s < duration; s++) {
+        const now = T0 + 1 + s * 1000
+        // Polls arrive in bursts from many visitors at once.
+        const polls = shuffle([...waiting]).slice(0, 40)
+        const results = await Promise.all(polls.map((i) => store.poll({ room, visitor: vid(i), limits: l, now })))
+        results.forEach((r, k) => {
+          if (r.state === 'admitted') waiting.delete(polls[k] as number)
+        })
+        const stats = await store.stats(room, now)
+        for (let g = 0; g < lineLength - stats.waiting; g++) admittedAt.push(now)
+        lineLength = stats.waiting
+      }
+      const windowMax = (ms: number) => {
+        let max = 0
+        for (const start of admittedAt) max = Math.max(max, admittedAt.filter((t) => t >= start && t < start + ms).length)
+        return max
+      }
+      expect(windowMax(60_000)).toBeLessThanOrEqual(perMinute)
+      expect(windowMax(10_000)).toBeLessThanOrEqual(Math.ceil(perMinute / 6))
+      expect(admittedAt.length).toBeGreaterThanOrEqual(Math.floor(0.95 * perMinute * (duration / 60)))
+    })
+
+    it('drops visitors who stop polling, and gives back an admission nobody came for', async () => {
+      const { store } = await makeHarness()
+      const room = newRoom()
+      const abandonAfterMs = 30_000
+      const paused = limits({ mode: 'paused', abandonAfterMs })
+      for (let i = 0; i < 4; i++) await store.poll({ room, visitor: vid(i), limits: paused, now: T0 + i })
+      // Visitor 0 goes silent; the others keep polling every 10 s.
+      for (let t = 10_000; t < abandonAfterMs; t += 10_000) {
+        for (let i = 1; i < 4; i++) await store.poll({ room, visitor: vid(i), limits: paused, now: T0 + t })
+      }
+      expect(await store.poll({ room, visitor: vid(1), limits: paused, now: T0 + abandonAfterMs - 1 })).toMatchObject({ position: 2 })
+      expect(await store.poll({ room, visitor: vid(1), limits: paused, now: T0 + abandonAfterMs + 1 })).toMatchObject({
+        position: 1,
+        waiting: 3,
+      })
+      expect((await store.stats(room, T0 + abandonAfterMs + 1)).abandoned).toBe(1)
+
+      // Room opens with one slot: visitor 1 is at the head but is not here; visitor 2 polls.
+      const open = limits({ abandonAfterMs, totalActiveUsers: 1 })
+      const lastPollOf1 = T0 + abandonAfterMs + 1
+      const r2 = await store.poll({ room, visitor: vid(2), limits: open, now: lastPollOf1 + 5000 })
+      expect(r2).toMatchObject({ state: 'queued', position: 1 })
+      expect((await store.stats(room, lastPollOf1 + 5000)).active).toBe(1) // held for visitor 1
+      // Visitor 1 never returns: the slot comes back abandonAfter after their last poll, and visitor 2 gets it.
+      expect(await store.poll({ room, visitor: vid(2), limits: open, now: lastPollOf1 + abandonAfterMs - 1 })).toMatchObject({
+        state: 'queued',
+      })
+      expect(await store.poll({ room, visitor: vid(2), limits: open, now: lastPollOf1 + abandonAfterMs })).toMatchObject({
+        state: 'admitted',
+      })
+    })
+
+    it('a visitor admitted while away is let in on their next poll', async () => {
+      const { store } = await makeHarness()
+      const room = newRoom()
+      const l = limits({ totalActiveUsers: 5 })
+      await store.poll({ room, visitor: vid(0), limits: { ...l, mode: 'paused' }, now: T0 })
+      // Somebody else's poll admits visitor 0 (and themselves).
+      expect(await store.poll({ room, visitor: vid(1), limits: l, now: T0 + 1000 })).toMatchObject({ state: 'admitted' })
+      const back = await store.poll({ room, visitor: vid(0), arrival: T0, limits: l, now: T0 + 2000 })
+      expect(back).toMatchObject({ state: 'admitted', arrival: T0, sessionExpires: T0 + 2000 + l.sessionMs })
+      expect((await store.stats(room, T0 + 2000)).active).toBe(2)
+    })
+
+    it('paused admits nobody and keeps the line; passthrough admits everyone', async () => {
+      const { store } = await makeHarness()
+      const room = newRoom()
+      const paused = limits({ mode: 'paused' })
+      for (let i = 0; i < 3; i++) expect((await store.poll({ room, visitor: vid(i), limits: paused, now: T0 + i })).state).toBe('paused')
+      const pass = limits({ mode: 'passthrough', totalActiveUsers: 1, newUsersPerMinute: 1 })
+      for (let i = 3; i < 6; i++) expect((await store.poll({ room, visitor: vid(i), limits: pass, now: T0 + 100 })).state).toBe('admitted')
+      const back = await store.poll({ room, visitor: vid(1), limits: paused, now: T0 + 200 })
+      expect(back).toMatchObject({ state: 'paused', position: 2, waiting: 3 })
+    })
+
+    it('renews a live session, and refuses one that ended or was ended', async () => {
+      const { store } = await makeHarness()
+      const room = newRoom()
+      const l = limits({ sessionMs: 60_000 })
+      await store.poll({ room, visitor: vid(1), limits: l, now: T0 })
+      await store.poll({ room, visitor: vid(2), limits: l, now: T0 })
+      expect(await store.renew({ room, visitor: vid(1), sessionMs: 60_000, now: T0 + 50_000 })).toEqual({
+        sessionExpires: T0 + 110_000,
+        now: T0 + 50_000,
+      })
+      expect(await store.renew({ room, visitor: vid(1), sessionMs: 60_000, now: T0 + 110_000 })).toBeUndefined()
+      expect(await store.endSession(room, vid(2))).toBe(true)
+      expect(await store.renew({ room, visitor: vid(2), sessionMs: 60_000, now: T0 + 1 })).toBeUndefined()
+      expect(await store.renew({ room, visitor: vid(3), sessionMs: 60_000, now: T0 + 1 })).toBeUndefined()
+      expect((await store.stats(room, T0 + 110_000)).active).toBe(0)
+    })
+
+    it('reports stats and answers ping', async () => {
+      const { store } = await makeHarness()
+      const room = newRoom()
+      const l = limits({ totalActiveUsers: 2 })
+      for (let i = 0; i < 5; i++) await store.poll({ room, visitor: vid(i), limits: l, now: T0 })
+      expect(await store.stats(room, T0)).toMatchObject({ waiting: 3, active: 2, admittedLastMinute: 2, abandoned: 0 })
+      expect(await store.stats(room, T0 + 60_000)).toMatchObject({ admittedLastMinute: 0 })
+      expect(await store.ping()).toBe(true)
+    })
+  })
+}
