@@ -1,6 +1,6 @@
 // The queue token: a visitor's signed, timestamped place in line, kept in an HttpOnly cookie.
 //
-// Format: q1.<room>.<visitor>.<arrival ms, base 36>.<expiry ms, base 36>.<mac>
+// Format: q1.<room>.<visitor>.<arrival µs, base 36>.<expiry ms, base 36>.<mac>
 // The MAC covers every other field, so a visitor can move neither their arrival time nor their room.
 // It lapses abandonAfter after the last poll: each poll re-signs it with a later expiry.
 import type { Mac } from '../ports/crypto.js'
@@ -9,7 +9,7 @@ import { ROOM_ID } from './settings.js'
 export interface QueueTicket {
   room: string
   visitor: string
-  /** Arrival time in ms on the store's clock. */
+  /** Arrival time in µs on the store's clock (unique within the room). */
   arrival: number
   /** When the token lapses, in ms. */
   expires: number
@@ -56,7 +56,7 @@ export class QueueTokens {
     if (parts.length !== 6 || parts[0] !== 'q1') return undefined
     const [, tokenRoom, visitor, arrival36, expires36, mac] = parts as [string, string, string, string, string, string]
     if (tokenRoom !== room || !ROOM_ID.test(tokenRoom) || !VISITOR.test(visitor)) return undefined
-    if (!/^[0-9a-z]{1,11}$/.test(arrival36) || !/^[0-9a-z]{1,11}$/.test(expires36)) return undefined
+    if (!/^[0-9a-z]{1,12}$/.test(arrival36) || !/^[0-9a-z]{1,11}$/.test(expires36)) return undefined
     const ticket = { room, visitor, arrival: Number.parseInt(arrival36, 36), expires: Number.parseInt(expires36, 36) }
     if (!safeEqual(mac, await this.mac.sign(body(ticket)))) return undefined
     if (ticket.expires <= now) return undefined

@@ -29,7 +29,7 @@ export async function buildEdge(config: Config, options: { originUrl: string; cl
   let settings: SettingsStore
   let redis: Redis | undefined
   if (config.redisUrl) {
-    redis = connectRedis(config.redisUrl)
+    redis = connectRedis(config.redisUrl, (err) => options.log?.('redis_error', { message: err.message }))
     queue = new RedisQueueStore(redis)
     settings = new RedisSettingsStore(redis)
   } else {

@@ -5,7 +5,7 @@ import type { AdmissionLimits } from '../core/settings.js'
 export interface PollInput {
   room: string
   visitor: string
-  /** Arrival time from a verified queue token: restores the visitor's place if the store forgot it. */
+  /** Arrival (µs) from a verified queue token: restores the visitor's place if the store forgot it. */
   arrival?: number
   limits: AdmissionLimits
   /** Time in ms. Leave it out and the store uses its own authoritative clock (Redis TIME). */
@@ -15,6 +15,7 @@ export interface PollInput {
 export type PollResult =
   | {
       state: 'queued' | 'paused'
+      /** Arrival in µs on the store's clock; unique within a room. */
       arrival: number
       /** 1-based place in line. */
       position: number

@@ -43,9 +43,9 @@ export function queueStoreContract(name: string, makeHarness: () => Promise<Stor
       const results: PollResult[] = []
       for (let i = 0; i < 5; i++) results.push(await store.poll({ room, visitor: vid(i), limits: closed, now: T0 + i }))
       expect(results.map((r) => (r.state === 'paused' ? r.position : -1))).toEqual([1, 2, 3, 4, 5])
-      expect(results.map((r) => r.arrival)).toEqual([T0, T0 + 1, T0 + 2, T0 + 3, T0 + 4])
+      expect(results.map((r) => r.arrival)).toEqual([0, 1, 2, 3, 4].map((i) => (T0 + i) * 1000))
       const again = await store.poll({ room, visitor: vid(2), limits: closed, now: T0 + 100 })
-      expect(again).toMatchObject({ state: 'paused', position: 3, waiting: 5, arrival: T0 + 2 })
+      expect(again).toMatchObject({ state: 'paused', position: 3, waiting: 5, arrival: (T0 + 2) * 1000 })
     })
 
     it('never loses, duplicates or improves a place when the same visitor polls again or from two tabs', async () => {
@@ -55,11 +55,22 @@ export function queueStoreContract(name: string, makeHarness: () => Promise<Stor
       for (let i = 0; i < 10; i++) await store.poll({ room, visitor: vid(i), limits: l, now: T0 + i })
       // Two tabs of visitor 5 poll at once, and claim an earlier arrival than they had.
       const [a, b] = await Promise.all([
-        store.poll({ room, visitor: vid(5), arrival: T0 - 1000, limits: l, now: T0 + 50 }),
-        store.poll({ room, visitor: vid(5), arrival: T0 + 5, limits: l, now: T0 + 50 }),
+        store.poll({ room, visitor: vid(5), arrival: (T0 - 1000) * 1000, limits: l, now: T0 + 50 }),
+        store.poll({ room, visitor: vid(5), arrival: (T0 + 5) * 1000, limits: l, now: T0 + 50 }),
       ])
-      expect(a).toMatchObject({ position: 6, waiting: 10, arrival: T0 + 5 })
-      expect(b).toMatchObject({ position: 6, waiting: 10, arrival: T0 + 5 })
+      expect(a).toMatchObject({ position: 6, waiting: 10, arrival: (T0 + 5) * 1000 })
+      expect(b).toMatchObject({ position: 6, waiting: 10, arrival: (T0 + 5) * 1000 })
+    })
+
+    it('visitors who join in the same instant keep the order they joined in', async () => {
+      const { store } = await makeHarness()
+      const room = newRoom()
+      const l = limits({ mode: 'paused' })
+      // Ids sort in the opposite order of joining, so a tie broken by id would show.
+      const ids = [...Array(10).keys()].map((i) => vid(100 - i))
+      for (const id of ids) await store.poll({ room, visitor: id, limits: l, now: T0 })
+      for (const [i, id] of ids.entries())
+        expect(await store.poll({ room, visitor: id, limits: l, now: T0 + 1 })).toMatchObject({ position: i + 1 })
     })
 
     it('restores a forgotten visitor to their original place from the arrival in their token', async () => {
@@ -85,8 +96,8 @@ export function queueStoreContract(name: string, makeHarness: () => Promise<Stor
     it('a token cannot claim an arrival in the future', async () => {
       const { store } = await makeHarness()
       const room = newRoom()
-      const r = await store.poll({ room, visitor: vid(1), arrival: T0 + 10_000_000, limits: limits({ mode: 'paused' }), now: T0 })
-      expect(r.arrival).toBe(T0)
+      const r = await store.poll({ room, visitor: vid(1), arrival: (T0 + 10_000_000) * 1000, limits: limits({ mode: 'paused' }), now: T0 })
+      expect(r.arrival).toBe(T0 * 1000)
     })
 
     it('never exceeds totalActiveUsers, even under concurrent polls', async () => {
@@ -205,8 +216,8 @@ export function queueStoreContract(name: string, makeHarness: () => Promise<Stor
       await store.poll({ room, visitor: vid(0), limits: { ...l, mode: 'paused' }, now: T0 })
       // Somebody else's poll admits visitor 0 (and themselves).
       expect(await store.poll({ room, visitor: vid(1), limits: l, now: T0 + 1000 })).toMatchObject({ state: 'admitted' })
-      const back = await store.poll({ room, visitor: vid(0), arrival: T0, limits: l, now: T0 + 2000 })
-      expect(back).toMatchObject({ state: 'admitted', arrival: T0, sessionExpires: T0 + 2000 + l.sessionMs })
+      const back = await store.poll({ room, visitor: vid(0), arrival: T0 * 1000, limits: l, now: T0 + 2000 })
+      expect(back).toMatchObject({ state: 'admitted', arrival: T0 * 1000, sessionExpires: T0 + 2000 + l.sessionMs })
       expect((await store.stats(room, T0 + 2000)).active).toBe(2)
     })
 

@@ -31,6 +31,7 @@ export async function startRedis(extraArgs: string[] = []): Promise<RedisServer>
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   const url = `redis://127.0.0.1:${port}`
   const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+  probe.on('error', () => {})
   for (let i = 0; ; i++) {
     try {
       await probe.connect()

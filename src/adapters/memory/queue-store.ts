@@ -12,6 +12,7 @@ interface Room {
   admissions: OrderedSet
   abandoned: number
   admitted: number
+  lastArrival: number
 }
 
 export class MemoryQueueStore implements QueueStore {
@@ -29,6 +30,7 @@ export class MemoryQueueStore implements QueueStore {
         admissions: new OrderedSet(),
         abandoned: 0,
         admitted: 0,
+        lastArrival: 0,
       }
       this.rooms.set(id, room)
     }
@@ -42,6 +44,8 @@ export class MemoryQueueStore implements QueueStore {
 
   async poll(input: PollInput): Promise<PollResult> {
     const now = input.now ?? this.clock()
+    // Arrivals are in µs and unique per room, so two visitors never tie.
+    const nowUs = now * 1000
     const { visitor, limits } = input
     const r = this.room(input.room)
     this.expire(r, now)
@@ -55,11 +59,17 @@ export class MemoryQueueStore implements QueueStore {
     if (r.active.score(visitor) !== undefined) {
       r.line.remove(visitor)
       r.seen.remove(visitor)
-      return admitted(input.arrival ?? now)
+      return admitted(input.arrival ?? nowUs)
     }
 
     let arrival = r.line.score(visitor)
-    if (arrival === undefined) arrival = Math.min(input.arrival ?? now, now)
+    if (arrival === undefined) {
+      if (input.arrival !== undefined) arrival = Math.min(input.arrival, nowUs)
+      else {
+        arrival = Math.max(nowUs, r.lastArrival + 1)
+        r.lastArrival = arrival
+      }
+    }
 
     if (limits.mode === 'passthrough') {
       r.line.remove(visitor)

@@ -2,8 +2,8 @@
 // while Redis is away, so a visitor gets the room's onStoreError answer instead of a hang.
 import { Redis } from 'ioredis'
 
-export function connectRedis(url: string): Redis {
-  return new Redis(url, {
+export function connectRedis(url: string, onError: (err: Error) => void = () => {}): Redis {
+  const redis = new Redis(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: 1000,
@@ -11,4 +11,7 @@ export function connectRedis(url: string): Redis {
     retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
     lazyConnect: false,
   })
+  // Connection errors surface as ERR_STORE_UNAVAILABLE on the calls that need Redis; here they are only logged.
+  redis.on('error', onError)
+  return redis
 }

@@ -9,6 +9,7 @@ export function roomKeys(room: string) {
     active: `${p}:act`,
     admissions: `${p}:adm`,
     stats: `${p}:stat`,
+    lastArrival: `${p}:last`,
   }
 }
 

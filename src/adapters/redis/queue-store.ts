@@ -22,7 +22,7 @@ export class RedisQueueStore implements QueueStore {
       reply = (await runScript(
         this.redis,
         SCRIPTS.poll,
-        [k.line, k.seen, k.active, k.admissions, k.stats],
+        [k.line, k.seen, k.active, k.admissions, k.stats, k.lastArrival],
         [
           input.visitor,
           input.arrival ?? '',

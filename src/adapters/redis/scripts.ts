@@ -22,7 +22,7 @@ function load(file: string): Script {
 }
 
 export const SCRIPTS = {
-  poll: load('poll-5.lua'),
+  poll: load('poll-6.lua'),
   renew: load('renew-1.lua'),
   stats: load('stats-4.lua'),
 } as const

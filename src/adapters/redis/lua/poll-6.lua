@@ -1,17 +1,19 @@
--- poll-5.lua: one visitor's poll. Joins or keeps their place, drops visitors who stopped polling,
+-- poll-6.lua: one visitor's poll. Joins or keeps their place, drops visitors who stopped polling,
 -- frees ended sessions, admits from the head of the line within the room's limits, and answers.
 -- One EVALSHA per poll; the work is O(log N) in the length of the line plus what it admits or drops.
 --
 -- Input:
---   KEYS[1] q     zset  visitor -> arrival ms                 (the line, FIFO by score)
+--   KEYS[1] q     zset  visitor -> arrival µs                 (the line, FIFO by score)
 --   KEYS[2] seen  zset  visitor -> last poll ms                (waiting visitors only)
 --   KEYS[3] act   zset  visitor -> session expiry ms           (admitted; an admission not yet
 --                                                               collected expires abandonAfter after
 --                                                               the visitor's last poll)
 --   KEYS[4] adm   zset  "visitor:ms" -> admission ms            (the last 60 s: the rate window)
 --   KEYS[5] stat  hash  abandoned, admitted                    (running totals)
+--   KEYS[6] last  string  the last arrival handed out, µs       (arrivals are unique and rising,
+--                                                               so two visitors never tie)
 --   ARGV[1] visitor id
---   ARGV[2] arrival ms from a verified queue token, or ""      (restores a place Redis forgot)
+--   ARGV[2] arrival µs from a verified queue token, or ""      (restores a place Redis forgot)
 --   ARGV[3] now ms, or "" to use Redis TIME                    (tests drive time; production doesn't)
 --   ARGV[4] mode: fifo | paused | passthrough
 --   ARGV[5] totalActiveUsers
@@ -21,7 +23,7 @@
 -- Output: { state, arrival, position, waiting, admittedLastMinute, now, sessionExpires }
 --   state: 1 queued, 2 admitted, 3 paused
 
-local q, seen, act, adm, stat = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local q, seen, act, adm, stat, last = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local visitor = ARGV[1]
 local mode = ARGV[4]
 local cap = tonumber(ARGV[5])
@@ -30,9 +32,13 @@ local abandonMs = tonumber(ARGV[7])
 local sessionMs = tonumber(ARGV[8])
 
 local now = tonumber(ARGV[3])
-if not now then
+local nowUs
+if now then
+  nowUs = now * 1000
+else
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 
 local MAX_STEP = 500 -- most visitors one poll drops or admits; the rest wait for the next poll
@@ -53,13 +59,17 @@ local tokenArrival = tonumber(ARGV[2])
 if redis.call('ZSCORE', act, visitor) then
   redis.call('ZREM', q, visitor)
   redis.call('ZREM', seen, visitor)
-  return admitted(tokenArrival or now)
+  return admitted(tokenArrival or nowUs)
 end
 
 local arrival = tonumber(redis.call('ZSCORE', q, visitor))
 if not arrival then
-  arrival = tokenArrival or now
-  if arrival > now then arrival = now end
+  if tokenArrival then
+    arrival = math.min(tokenArrival, nowUs)
+  else
+    arrival = math.max(nowUs, tonumber(redis.call('GET', last) or '0') + 1)
+    redis.call('SET', last, arrival)
+  end
 end
 
 if mode == 'passthrough' then

@@ -1,0 +1,187 @@
+// Token checks: every forgery listed in the issue is rejected, and origins verify with only the JWKS.
+import { createLocalJWKSet, generateKeyPair, jwtVerify, SignJWT } from 'jose'
+import { describe, expect, it } from 'vitest'
+import { nodeMac } from '../src/adapters/node/mac.js'
+import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../src/core/admission-token.js'
+import { QueueTokens } from '../src/core/queue-token.js'
+
+const NOW = 1_800_000_000_000
+const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url')
+const claims = { sub: 'visitor-0000000001', jti: 'session-1', room: 'sale', arr: NOW - 5000, exp: Math.floor(NOW / 1000) + 600 }
+
+async function tokens(options: { audience?: string; kids?: string[] } = {}) {
+  const jwks = await Promise.all((options.kids ?? ['k1']).map((kid) => generateSigningJwk(kid)))
+  const keys = await importSigningKeys(jwks)
+  return { jwks, keys, t: new AdmissionTokens({ keys, issuer: 'anteroom', audience: options.audience ?? 'origin' }) }
+}
+
+describe('admission token', () => {
+  it('signs ES256 with a kid and the required claims, and verifies', async () => {
+    const { t } = await tokens()
+    const token = await t.sign(claims, NOW)
+    const [header, payload] = token
+      .split('.')
+      .slice(0, 2)
+      .map((p) => JSON.parse(Buffer.from(p, 'base64url').toString()))
+    expect(header).toMatchObject({ alg: 'ES256', kid: 'k1' })
+    expect(payload).toMatchObject({
+      iss: 'anteroom',
+      aud: 'origin',
+      sub: claims.sub,
+      jti: claims.jti,
+      room: 'sale',
+      arr: claims.arr,
+      exp: claims.exp,
+    })
+    expect(payload.iat).toBe(Math.floor(NOW / 1000))
+    expect(await t.verify(token, 'sale', NOW)).toMatchObject({ sub: claims.sub, room: 'sale' })
+  })
+
+  it('an origin verifies it with nothing but the public JWKS', async () => {
+    const { t } = await tokens()
+    const token = await t.sign(claims, NOW)
+    const jwks = JSON.parse(JSON.stringify(t.jwks()))
+    for (const key of jwks.keys) expect(key.d).toBeUndefined()
+    const { payload } = await jwtVerify(token, createLocalJWKSet(jwks), {
+      algorithms: ['ES256'],
+      issuer: 'anteroom',
+      audience: 'origin',
+      currentDate: new Date(NOW),
+    })
+    expect(payload.sub).toBe(claims.sub)
+  })
+
+  it('rejects a changed payload', async () => {
+    const { t } = await tokens()
+    const [h, p, s] = (await t.sign(claims, NOW)).split('.')
+    const payload = JSON.parse(Buffer.from(p as string, 'base64url').toString())
+    const forged = `${h}.${b64({ ...payload, arr: 0 })}.${s}`
+    expect(await t.verify(forged, 'sale', NOW)).toBeUndefined()
+  })
+
+  it('rejects a changed signature', async () => {
+    const { t } = await tokens()
+    const token = await t.sign(claims, NOW)
+    const last = token.at(-2) === 'A' ? 'B' : 'A'
+    expect(await t.verify(`${token.slice(0, -2)}${last}${token.at(-1)}`, 'sale', NOW)).toBeUndefined()
+  })
+
+  it('rejects alg: none', async () => {
+    const { t } = await tokens()
+    const payload = { ...claims, iss: 'anteroom', aud: 'origin', iat: Math.floor(NOW / 1000) }
+    expect(await t.verify(`${b64({ alg: 'none', kid: 'k1' })}.${b64(payload)}.`, 'sale', NOW)).toBeUndefined()
+    expect(await t.verify(`${b64({ alg: 'none', kid: 'k1' })}.${b64(payload)}`, 'sale', NOW)).toBeUndefined()
+  })
+
+  it('rejects an HMAC-signed token where ES256 is expected, even keyed with the public key', async () => {
+    const { t } = await tokens()
+    const publicJwk = t.jwks().keys[0]
+    for (const secret of [JSON.stringify(publicJwk), String(publicJwk?.x)]) {
+      const forged = await new SignJWT({ room: 'sale', arr: claims.arr })
+        .setProtectedHeader({ alg: 'HS256', kid: 'k1' })
+        .setIssuer('anteroom')
+        .setAudience('origin')
+        .setSubject(claims.sub)
+        .setJti(claims.jti)
+        .setIssuedAt(Math.floor(NOW / 1000))
+        .setExpirationTime(claims.exp)
+        .sign(new TextEncoder().encode(secret))
+      expect(await t.verify(forged, 'sale', NOW)).toBeUndefined()
+    }
+  })
+
+  it('rejects an unknown kid, and a known kid with a foreign key', async () => {
+    const { t } = await tokens()
+    const { privateKey } = await generateKeyPair('ES256')
+    for (const kid of ['k2', 'k1']) {
+      const forged = await new SignJWT({ room: 'sale', arr: claims.arr })
+        .setProtectedHeader({ alg: 'ES256', kid })
+        .setIssuer('anteroom')
+        .setAudience('origin')
+        .setSubject(claims.sub)
+        .setJti(claims.jti)
+        .setIssuedAt(Math.floor(NOW / 1000))
+        .setExpirationTime(claims.exp)
+        .sign(privateKey)
+      expect(await t.verify(forged, 'sale', NOW)).toBeUndefined()
+    }
+  })
+
+  it('rejects the wrong room and the wrong audience', async () => {
+    const { t, keys } = await tokens()
+    const token = await t.sign(claims, NOW)
+    expect(await t.verify(token, 'other-room', NOW)).toBeUndefined()
+    // Verified once (and cached) for its room, it still fails for another room.
+    expect(await t.verify(token, 'sale', NOW)).toBeDefined()
+    expect(await t.verify(token, 'other-room', NOW)).toBeUndefined()
+    const otherAudience = new AdmissionTokens({ keys, issuer: 'anteroom', audience: 'another-origin' })
+    expect(await otherAudience.verify(token, 'sale', NOW)).toBeUndefined()
+  })
+
+  it('rejects an expired token, even after it was cached', async () => {
+    const { t } = await tokens()
+    const token = await t.sign(claims, NOW)
+    expect(await t.verify(token, 'sale', NOW)).toBeDefined()
+    expect(await t.verify(token, 'sale', claims.exp * 1000)).toBeUndefined()
+    const fresh = await tokens()
+    const token2 = await fresh.t.sign(claims, NOW)
+    expect(await fresh.t.verify(token2, 'sale', claims.exp * 1000 + 1)).toBeUndefined()
+  })
+
+  it('rotates keys without ending sessions: the JWKS publishes old and new, tokens of both verify', async () => {
+    const old = await tokens({ kids: ['old'] })
+    const oldToken = await old.t.sign(claims, NOW)
+    const newJwk = await generateSigningJwk('new')
+    const rotated = new AdmissionTokens({ keys: await importSigningKeys([newJwk, ...old.jwks]), issuer: 'anteroom', audience: 'origin' })
+    expect(rotated.jwks().keys.map((k) => k.kid)).toEqual(['new', 'old'])
+    const newToken = await rotated.sign(claims, NOW)
+    expect(JSON.parse(Buffer.from(newToken.split('.')[0] as string, 'base64url').toString()).kid).toBe('new')
+    expect(await rotated.verify(oldToken, 'sale', NOW)).toBeDefined()
+    expect(await rotated.verify(newToken, 'sale', NOW)).toBeDefined()
+    const jwks = createLocalJWKSet(JSON.parse(JSON.stringify(rotated.jwks())))
+    await expect(jwtVerify(oldToken, jwks, { algorithms: ['ES256'], currentDate: new Date(NOW) })).resolves.toBeDefined()
+  })
+
+  it('refuses bad signing keys at start-up, naming the key', async () => {
+    await expect(importSigningKeys([])).rejects.toThrow(/signingKeys/)
+    const jwk = await generateSigningJwk('a')
+    await expect(importSigningKeys([{ ...jwk, kid: undefined }])).rejects.toThrow(/signingKeys\[0\]\.kid/)
+    await expect(importSigningKeys([jwk, jwk])).rejects.toThrow(/signingKeys\[1\]\.kid: is used twice/)
+    const { d: _d, ...publicOnly } = jwk
+    await expect(importSigningKeys([publicOnly])).rejects.toThrow(/signingKeys\[0\]: must be a private/)
+  })
+})
+
+describe('queue token', () => {
+  const q = new QueueTokens(nodeMac('a-test-secret-that-is-long-enough-1234'))
+  const ticket = { room: 'sale', visitor: 'AAAAAAAAAAAAAAAA', arrival: NOW - 60_000, expires: NOW + 60_000 }
+
+  it('round-trips a valid ticket', async () => {
+    expect(await q.verify(await q.sign(ticket), 'sale', NOW)).toEqual(ticket)
+  })
+
+  it('cannot be moved ahead: a changed arrival, visitor or expiry breaks the MAC', async () => {
+    const token = await q.sign(ticket)
+    const parts = token.split('.')
+    for (const [i, value] of [
+      [3, (ticket.arrival - 1_000_000).toString(36)],
+      [2, 'BBBBBBBBBBBBBBBB'],
+      [4, (ticket.expires + 1_000_000).toString(36)],
+    ] as const) {
+      const forged = [...parts]
+      forged[i] = value
+      expect(await q.verify(forged.join('.'), 'sale', NOW)).toBeUndefined()
+    }
+  })
+
+  it('rejects another room, a lapsed token, another secret, truncation and junk', async () => {
+    const token = await q.sign(ticket)
+    expect(await q.verify(token, 'other', NOW)).toBeUndefined()
+    expect(await q.verify(token, 'sale', ticket.expires)).toBeUndefined()
+    const other = new QueueTokens(nodeMac('another-secret-that-is-long-enough-999'))
+    expect(await other.verify(token, 'sale', NOW)).toBeUndefined()
+    for (const junk of [token.slice(0, -5), token.slice(0, 20), '', 'q1', `${token}.x`, 'x'.repeat(5000), 'q1.sale.\u00e9\u00e9.1.2.3']) {
+      expect(await q.verify(junk, 'sale', NOW)).toBeUndefined()
+    }
+  })
+})
