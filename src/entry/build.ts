@@ -24,6 +24,19 @@ export interface Edge {
   close(): Promise<void>
 }
 
+/** Waits for the first connection; if Redis is down at start, the edge starts anyway and each room's onStoreError applies. */
+async function waitUntilReady(redis: Redis, log: EdgeDeps['log']): Promise<void> {
+  if (redis.status === 'ready') return
+  const ready = await new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), 3000)
+    redis.once('ready', () => {
+      clearTimeout(timer)
+      resolve(true)
+    })
+  })
+  if (!ready) log?.('redis_unavailable_at_start', {})
+}
+
 export async function buildEdge(config: Config, options: { originUrl: string; clock?: Clock; log?: EdgeDeps['log'] }): Promise<Edge> {
   let queue: QueueStore
   let settings: SettingsStore
@@ -36,8 +49,8 @@ export async function buildEdge(config: Config, options: { originUrl: string; cl
     queue = new MemoryQueueStore(options.clock ? () => options.clock?.now() ?? Date.now() : Date.now)
     settings = new MemorySettingsStore()
   }
-  await settings.seed(config.rooms)
-  const rooms = new RoomDirectory(settings, 1000, options.clock ? () => options.clock?.now() ?? Date.now() : Date.now)
+  if (redis !== undefined) await waitUntilReady(redis, options.log)
+  const rooms = new RoomDirectory(settings, config.rooms, 1000, options.clock ? () => options.clock?.now() ?? Date.now() : Date.now)
   await rooms.start()
   const keys = await importSigningKeys(config.signingKeys ?? [await generateSigningJwk(`dev-${Date.now().toString(36)}`)])
   const origin = new UndiciOrigin({ url: options.originUrl })

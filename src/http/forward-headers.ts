@@ -20,6 +20,8 @@ function dropHopByHop(headers: Headers): void {
   const listed = headers.get('connection')
   if (listed !== null) for (const name of listed.split(',')) headers.delete(name.trim())
   for (const name of HOP_BY_HOP) headers.delete(name)
+  // Proxy-* (Proxy-Authentication-Info and the like) is for the next hop, never for the origin or visitor.
+  for (const name of [...headers.keys()]) if (name.startsWith('proxy-')) headers.delete(name)
 }
 
 export interface ForwardContext {
@@ -33,6 +35,8 @@ export function requestHeadersForOrigin(incoming: Headers, ctx: ForwardContext):
   const headers = new Headers(incoming)
   dropHopByHop(headers)
   headers.delete('host')
+  // Expect: 100-continue was answered by the edge's own server; undici refuses to send it on.
+  headers.delete('expect')
   // Only the edge may speak for admission: a visitor's own header is never passed on.
   headers.delete(ADMISSION_HEADER)
   if (ctx.admissionToken !== undefined) headers.set(ADMISSION_HEADER, ctx.admissionToken)

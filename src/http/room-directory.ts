@@ -1,19 +1,24 @@
 // The edge's cached view of the rooms. Reads are synchronous on the hot path; the cache reloads
 // from the SettingsStore in the background at most every `refreshMs` (1 s), so every edge sees a
 // change within about a second, and a slow or absent store never delays a visitor.
+// The configured rooms are the floor: a room the store lacks (never seeded, or flushed) is served
+// from the config and written back, so a protected path never falls open because Redis forgot.
 import type { RoomSettings } from '../core/settings.js'
 import type { SettingsStore } from '../ports/settings-store.js'
 
 export class RoomDirectory {
-  private current: readonly RoomSettings[] = []
+  private current: readonly RoomSettings[]
   private loadedAt = Number.NEGATIVE_INFINITY
   private loading: Promise<void> | undefined
 
   constructor(
     private readonly store: SettingsStore,
+    private readonly seeds: readonly RoomSettings[],
     private readonly refreshMs = 1000,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.current = seeds
+  }
 
   /** Loads once; call before serving. */
   async start(): Promise<void> {
@@ -35,7 +40,10 @@ export class RoomDirectory {
 
   async reload(): Promise<void> {
     try {
-      this.current = await this.store.list()
+      const stored = await this.store.list()
+      const missing = this.seeds.filter((seed) => !stored.some((r) => r.id === seed.id))
+      if (missing.length > 0) await this.store.seed(missing)
+      this.current = [...stored, ...missing]
     } catch {
       // Keep serving the last known settings while the store is away.
     }

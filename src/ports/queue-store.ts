@@ -39,7 +39,10 @@ export interface RenewInput {
   now?: number
 }
 
-/** The session's new expiry, or undefined when the session has ended (expired or ended by an admin). */
+/**
+ * The session's new expiry, or undefined when an admin ended the session. Renew is only called for a
+ * visitor with a valid admission token, so a session the store does not know (after a flush) is restored.
+ */
 export type RenewResult = { sessionExpires: number; now: number } | undefined
 
 export interface RoomStats {
@@ -53,10 +56,10 @@ export interface RoomStats {
 export interface QueueStore {
   /** One visitor's poll: join or keep their place, drop stale entries, admit in FIFO order. */
   poll(input: PollInput): Promise<PollResult>
-  /** Extends an admitted visitor's session. */
+  /** Extends an admitted visitor's session (or restores one the store forgot). */
   renew(input: RenewInput): Promise<RenewResult>
-  /** Ends one visitor's session. Returns whether there was one. */
-  endSession(room: string, visitor: string): Promise<boolean>
+  /** Ends one visitor's session; their token is refused at its next renewal. Returns whether there was one. */
+  endSession(room: string, visitor: string, now?: number): Promise<boolean>
   stats(room: string, now?: number): Promise<RoomStats>
   /** Cheap liveness check for /_anteroom/health. */
   ping(): Promise<boolean>

@@ -232,21 +232,29 @@ export function queueStoreContract(name: string, makeHarness: () => Promise<Stor
       expect(back).toMatchObject({ state: 'paused', position: 2, waiting: 3 })
     })
 
-    it('renews a live session, and refuses one that ended or was ended', async () => {
-      const { store } = await makeHarness()
+    it('renews a live session, refuses one an admin ended, and restores one the store forgot', async () => {
+      const h = await makeHarness()
       const room = newRoom()
       const l = limits({ sessionMs: 60_000 })
-      await store.poll({ room, visitor: vid(1), limits: l, now: T0 })
-      await store.poll({ room, visitor: vid(2), limits: l, now: T0 })
-      expect(await store.renew({ room, visitor: vid(1), sessionMs: 60_000, now: T0 + 50_000 })).toEqual({
+      await h.store.poll({ room, visitor: vid(1), limits: l, now: T0 })
+      await h.store.poll({ room, visitor: vid(2), limits: l, now: T0 })
+      expect(await h.store.renew({ room, visitor: vid(1), sessionMs: 60_000, now: T0 + 50_000 })).toEqual({
         sessionExpires: T0 + 110_000,
         now: T0 + 50_000,
       })
-      expect(await store.renew({ room, visitor: vid(1), sessionMs: 60_000, now: T0 + 110_000 })).toBeUndefined()
-      expect(await store.endSession(room, vid(2))).toBe(true)
-      expect(await store.renew({ room, visitor: vid(2), sessionMs: 60_000, now: T0 + 1 })).toBeUndefined()
-      expect(await store.renew({ room, visitor: vid(3), sessionMs: 60_000, now: T0 + 1 })).toBeUndefined()
-      expect((await store.stats(room, T0 + 110_000)).active).toBe(0)
+      expect(await h.store.endSession(room, vid(2), T0 + 1)).toBe(true)
+      expect(await h.store.endSession(room, vid(9), T0 + 1)).toBe(false)
+      expect(await h.store.renew({ room, visitor: vid(2), sessionMs: 60_000, now: T0 + 2 })).toBeUndefined()
+      expect(await h.store.renew({ room, visitor: vid(2), sessionMs: 60_000, now: T0 + 30_000 })).toBeUndefined()
+      expect((await h.store.stats(room, T0 + 50_000)).active).toBe(1)
+      // Redis forgets: a visitor with a valid admission token is not thrown out at renewal.
+      await h.forget()
+      expect(await h.store.renew({ room, visitor: vid(1), sessionMs: 60_000, now: T0 + 60_000 })).toEqual({
+        sessionExpires: T0 + 120_000,
+        now: T0 + 60_000,
+      })
+      expect((await h.store.stats(room, T0 + 60_000)).active).toBe(1)
+      expect((await h.store.stats(room, T0 + 120_000)).active).toBe(0)
     })
 
     it('reports stats and answers ping', async () => {

@@ -21,8 +21,8 @@ export interface RedisServer {
   stop(): Promise<void>
 }
 
-export async function startRedis(extraArgs: string[] = []): Promise<RedisServer> {
-  const port = await freePort()
+export async function startRedis(extraArgs: string[] = [], fixedPort?: number): Promise<RedisServer> {
+  const port = fixedPort ?? (await freePort())
   const child: ChildProcess = spawn(
     'redis-server',
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'yes', ...extraArgs],

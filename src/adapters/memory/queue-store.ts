@@ -9,6 +9,7 @@ interface Room {
   line: OrderedSet
   seen: OrderedSet
   active: OrderedSet
+  ended: OrderedSet
   admissions: OrderedSet
   abandoned: number
   admitted: number
@@ -27,6 +28,7 @@ export class MemoryQueueStore implements QueueStore {
         line: new OrderedSet(),
         seen: new OrderedSet(),
         active: new OrderedSet(),
+        ended: new OrderedSet(),
         admissions: new OrderedSet(),
         abandoned: 0,
         admitted: 0,
@@ -130,8 +132,8 @@ export class MemoryQueueStore implements QueueStore {
   async renew(input: RenewInput): Promise<RenewResult> {
     const now = input.now ?? this.clock()
     const r = this.room(input.room)
-    const expires = r.active.score(input.visitor)
-    if (expires === undefined || expires <= now) {
+    r.ended.removeUpTo(now - input.sessionMs)
+    if (r.ended.score(input.visitor) !== undefined) {
       r.active.remove(input.visitor)
       return undefined
     }
@@ -140,8 +142,10 @@ export class MemoryQueueStore implements QueueStore {
     return { sessionExpires, now }
   }
 
-  async endSession(room: string, visitor: string): Promise<boolean> {
-    return this.room(room).active.remove(visitor)
+  async endSession(room: string, visitor: string, at?: number): Promise<boolean> {
+    const r = this.room(room)
+    r.ended.add(visitor, at ?? this.clock())
+    return r.active.remove(visitor)
   }
 
   async stats(room: string, at?: number): Promise<RoomStats> {

@@ -7,6 +7,7 @@ export function roomKeys(room: string) {
     line: `${p}:q`,
     seen: `${p}:seen`,
     active: `${p}:act`,
+    ended: `${p}:ended`,
     admissions: `${p}:adm`,
     stats: `${p}:stat`,
     lastArrival: `${p}:last`,

@@ -57,7 +57,7 @@ export class RedisQueueStore implements QueueStore {
       reply = (await runScript(
         this.redis,
         SCRIPTS.renew,
-        [roomKeys(input.room).active],
+        [roomKeys(input.room).active, roomKeys(input.room).ended],
         [input.visitor, input.now ?? '', input.sessionMs],
       )) as number[]
     } catch (err) {
@@ -67,9 +67,10 @@ export class RedisQueueStore implements QueueStore {
     return expires === 0 ? undefined : { sessionExpires: expires, now }
   }
 
-  async endSession(room: string, visitor: string): Promise<boolean> {
+  async endSession(room: string, visitor: string, now?: number): Promise<boolean> {
+    const k = roomKeys(room)
     try {
-      return (await this.redis.zrem(roomKeys(room).active, visitor)) === 1
+      return (await runScript(this.redis, SCRIPTS.end, [k.active, k.ended], [visitor, now ?? ''])) === 1
     } catch (err) {
       throw unavailable(err)
     }

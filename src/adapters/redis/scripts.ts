@@ -23,13 +23,15 @@ function load(file: string): Script {
 
 export const SCRIPTS = {
   poll: load('poll-6.lua'),
-  renew: load('renew-1.lua'),
+  renew: load('renew-2.lua'),
+  end: load('end-2.lua'),
   stats: load('stats-4.lua'),
 } as const
 
 export type ScriptRedis = Pick<Redis, 'evalsha' | 'eval'>
 
 export async function runScript(redis: ScriptRedis, script: Script, keys: string[], args: (string | number)[]): Promise<unknown> {
+  if (keys.length !== script.numKeys) throw new TypeError(`${script.name} takes ${script.numKeys} keys, got ${keys.length}`)
   try {
     return await redis.evalsha(script.sha, script.numKeys, ...keys, ...args)
   } catch (err) {

@@ -1,0 +1,25 @@
+-- renew-2.lua: extends an admitted visitor's session. The edge calls it only for a visitor whose
+-- admission token is valid, so a session the store does not know was forgotten (flush, failover),
+-- not expired: it is restored. A session an admin ended is refused.
+-- Input:
+--   KEYS[1] act    zset  visitor -> session expiry ms
+--   KEYS[2] ended  zset  visitor -> when an admin ended their session, ms (kept one session long)
+--   ARGV[1] visitor id
+--   ARGV[2] now ms, or "" to use Redis TIME
+--   ARGV[3] session duration ms
+-- Output: { new expiry ms, or 0 when the session was ended; now }
+local act, ended, visitor = KEYS[1], KEYS[2], ARGV[1]
+local sessionMs = tonumber(ARGV[3])
+local now = tonumber(ARGV[2])
+if not now then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+redis.call('ZREMRANGEBYSCORE', ended, '-inf', now - sessionMs)
+if redis.call('ZSCORE', ended, visitor) then
+  redis.call('ZREM', act, visitor)
+  return { 0, now }
+end
+local renewed = now + sessionMs
+redis.call('ZADD', act, renewed, visitor)
+return { renewed, now }
