@@ -34,6 +34,11 @@ export class RoomDirectory {
     return this.current
   }
 
+  /** Resolves when a reload that rooms() started has finished. */
+  async settled(): Promise<void> {
+    await this.loading
+  }
+
   get(id: string): RoomSettings | undefined {
     return this.rooms().find((r) => r.id === id)
   }
