@@ -1,5 +1,5 @@
 // QueueStore on Redis: every operation is one EVALSHA of a script in ./lua.
-import type { Redis } from 'ioredis'
+import type { Cluster, Redis } from 'ioredis'
 import { AnteroomError } from '../../core/errors.js'
 import type { PollInput, PollResult, QueueStore, RenewInput, RenewResult, RoomStats } from '../../ports/queue-store.js'
 import { roomKeys } from './keys.js'
@@ -12,7 +12,7 @@ function unavailable(cause: unknown): AnteroomError {
 }
 
 export class RedisQueueStore implements QueueStore {
-  constructor(private readonly redis: Redis) {}
+  constructor(private readonly redis: Redis | Cluster) {}
 
   async poll(input: PollInput): Promise<PollResult> {
     const k = roomKeys(input.room)

@@ -1,7 +1,7 @@
 // Loads the Lua scripts and runs them by SHA, falling back to EVAL only when Redis answers NOSCRIPT.
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import type { Redis } from 'ioredis'
+import type { Cluster, Redis } from 'ioredis'
 
 export interface Script {
   name: string
@@ -28,7 +28,7 @@ export const SCRIPTS = {
   stats: load('stats-4.lua'),
 } as const
 
-export type ScriptRedis = Pick<Redis, 'evalsha' | 'eval'>
+export type ScriptRedis = Pick<Redis | Cluster, 'evalsha' | 'eval'>
 
 export async function runScript(redis: ScriptRedis, script: Script, keys: string[], args: (string | number)[]): Promise<unknown> {
   if (keys.length !== script.numKeys) throw new TypeError(`${script.name} takes ${script.numKeys} keys, got ${keys.length}`)

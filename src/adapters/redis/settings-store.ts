@@ -1,12 +1,12 @@
 // SettingsStore on Redis: one hash, field = room id, value = the room's settings as JSON.
-import type { Redis } from 'ioredis'
+import type { Cluster, Redis } from 'ioredis'
 import { AnteroomError } from '../../core/errors.js'
 import { parseRoomSettings, type RoomSettings } from '../../core/settings.js'
 import type { SettingsStore } from '../../ports/settings-store.js'
 import { SETTINGS_KEY } from './keys.js'
 
 export class RedisSettingsStore implements SettingsStore {
-  constructor(private readonly redis: Redis) {}
+  constructor(private readonly redis: Redis | Cluster) {}
 
   async list(): Promise<RoomSettings[]> {
     let all: Record<string, string>

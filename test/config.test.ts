@@ -1,0 +1,54 @@
+// Config is validated once at start-up, and every error names the bad field.
+import { describe, expect, it } from 'vitest'
+import { loadConfig } from '../src/config/index.js'
+import { parseRoomSettings } from '../src/core/settings.js'
+
+const room = { id: 'sale', paths: ['/'], totalActiveUsers: 10, newUsersPerMinute: 10 }
+const load = (env: Record<string, string>) => () => loadConfig(env)
+
+describe('config', () => {
+  it('has working defaults: one demo room, the embedded store, loopback', () => {
+    const c = loadConfig({})
+    expect(c).toMatchObject({ host: '127.0.0.1', port: 8080, redisUrl: undefined, originUrl: undefined, queueSecretGenerated: true })
+    expect(c.rooms.map((r) => r.id)).toEqual(['demo'])
+    expect(Object.isFrozen(c)).toBe(true)
+  })
+
+  it('fills room defaults: refresh 20 s, abandon 3x refresh, fifo, closed on store error', () => {
+    expect(parseRoomSettings(room)).toMatchObject({
+      refreshSeconds: 20,
+      abandonAfterSeconds: 60,
+      sessionDurationSeconds: 600,
+      mode: 'fifo',
+      onStoreError: 'closed',
+    })
+  })
+
+  it.each([
+    [{ ANTEROOM_PORT: '99999' }, /ANTEROOM_PORT: must be a port/],
+    [{ ANTEROOM_ORIGIN: 'ftp://x' }, /ANTEROOM_ORIGIN: must start with http:/],
+    [{ ANTEROOM_REDIS_URL: 'not a url' }, /ANTEROOM_REDIS_URL: must be a URL/],
+    [{ ANTEROOM_QUEUE_SECRET: 'short' }, /ANTEROOM_QUEUE_SECRET: must be at least 32/],
+    [{ ANTEROOM_ROOMS: '{' }, /ANTEROOM_ROOMS: must be valid JSON/],
+    [{ ANTEROOM_ROOMS: '[]' }, /rooms: must be a non-empty list/],
+    [{ ANTEROOM_SIGNING_KEYS: '{}' }, /ANTEROOM_SIGNING_KEYS: must be a non-empty JSON list/],
+    [{ ANTEROOM_ROOMS: JSON.stringify([{ ...room, totalActiveUsers: 0 }]) }, /rooms\[0\]\.totalActiveUsers: must be between 1 and/],
+    [{ ANTEROOM_ROOMS: JSON.stringify([{ ...room, newUsersPerMinute: 1.5 }]) }, /rooms\[0\]\.newUsersPerMinute: must be a whole number/],
+    [{ ANTEROOM_ROOMS: JSON.stringify([{ ...room, totalActiveUsers: 1e12 }]) }, /rooms\[0\]\.totalActiveUsers: must be between/],
+    [
+      { ANTEROOM_ROOMS: JSON.stringify([{ ...room, mode: 'lottery' }]) },
+      /rooms\[0\]\.mode: must be one of fifo, paused, passthrough, closed/,
+    ],
+    [{ ANTEROOM_ROOMS: JSON.stringify([{ ...room, id: 'Bad Id' }]) }, /rooms\[0\]\.id: must be 1-32 lower-case/],
+    [{ ANTEROOM_ROOMS: JSON.stringify([{ ...room, paths: ['no-slash'] }]) }, /rooms\[0\]\.paths\[0\]: must start with \//],
+    [{ ANTEROOM_ROOMS: JSON.stringify([{ ...room, colour: 'red' }]) }, /rooms\[0\]\.colour: is not a known setting/],
+    [
+      { ANTEROOM_ROOMS: JSON.stringify([{ ...room, refreshSeconds: 30, abandonAfterSeconds: 40 }]) },
+      /rooms\[0\]\.abandonAfterSeconds: must be at least twice/,
+    ],
+    [{ ANTEROOM_ROOMS: JSON.stringify([room, room]) }, /rooms\[1\]\.id: "sale" is used twice/],
+    [{ ANTEROOM_CONFIG: '/nonexistent/anteroom.json' }, /ANTEROOM_CONFIG: cannot read/],
+  ])('rejects %j naming the field', (env, message) => {
+    expect(load(env as Record<string, string>)).toThrow(message)
+  })
+})

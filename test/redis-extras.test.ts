@@ -1,0 +1,99 @@
+// Redis specifics: script hashes, the NOSCRIPT fallback, Redis TIME as the one clock, memory per
+// waiting visitor, and the same contract on a Redis Cluster (hash tags keep a room in one slot).
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Cluster, Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { roomKeys } from '../src/adapters/redis/keys.js'
+import { RedisQueueStore } from '../src/adapters/redis/queue-store.js'
+import { SCRIPTS } from '../src/adapters/redis/scripts.js'
+import { queueStoreContract } from './contract/queue-store.js'
+import { type RedisServer, startRedis } from './support/redis-server.js'
+
+const limits = { mode: 'paused', totalActiveUsers: 10, newUsersPerMinute: 10, abandonAfterMs: 60_000, sessionMs: 600_000 } as const
+let redis: Redis
+
+beforeAll(() => {
+  redis = new Redis(inject('redisUrl'))
+})
+afterAll(() => redis.disconnect())
+
+describe('Redis scripts', () => {
+  it('each script SHA is known ahead and matches what Redis computes', async () => {
+    for (const script of Object.values(SCRIPTS)) {
+      expect(await redis.script('LOAD', script.source)).toBe(script.sha)
+      expect(script.source.split('\n')[0]).toMatch(new RegExp(`^-- ${script.name}: `))
+    }
+  })
+
+  it('falls back to EVAL when Redis has no scripts cached', async () => {
+    await redis.script('FLUSH')
+    const store = new RedisQueueStore(redis)
+    const r = await store.poll({ room: 'noscript', visitor: 'AAAAAAAAAAAAAAAA', limits })
+    expect(r.state).toBe('paused')
+  })
+
+  it('uses Redis TIME when no time is given, so edge clocks cannot reorder the line', async () => {
+    const store = new RedisQueueStore(redis)
+    const [s1, us1] = await redis.time()
+    const r = await store.poll({ room: 'redis-time', visitor: 'BBBBBBBBBBBBBBBB', limits })
+    const [s2, us2] = await redis.time()
+    const before = Number(s1) * 1e6 + Number(us1)
+    const after = Number(s2) * 1e6 + Number(us2)
+    expect(r.arrival).toBeGreaterThanOrEqual(before)
+    expect(r.arrival).toBeLessThanOrEqual(after)
+    expect(r.now).toBeGreaterThanOrEqual(Math.floor(before / 1000))
+    expect(r.now).toBeLessThanOrEqual(Math.ceil(after / 1000))
+  })
+
+  it('every key of a room carries the room hash tag', async () => {
+    const store = new RedisQueueStore(redis)
+    const room = 'tagged'
+    await store.poll({ room, visitor: 'CCCCCCCCCCCCCCCC', limits: { ...limits, mode: 'fifo' } })
+    await store.endSession(room, 'CCCCCCCCCCCCCCCC')
+    await store.poll({ room, visitor: 'DDDDDDDDDDDDDDDD', limits })
+    const keys = await redis.keys(`*${room}*`)
+    expect(keys.length).toBeGreaterThanOrEqual(5)
+    for (const key of keys) expect(key.startsWith(`anteroom:{${room}}:`)).toBe(true)
+    for (const key of Object.values(roomKeys(room))) expect(key).toContain(`{${room}}`)
+  })
+})
+
+describe('on a Redis Cluster', () => {
+  let server: RedisServer
+  let cluster: Cluster
+  const dir = mkdtempSync(join(tmpdir(), 'anteroom-cluster-'))
+  beforeAll(async () => {
+    server = await startRedis([
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      'nodes.conf',
+      '--dir',
+      dir,
+      '--cluster-announce-ip',
+      '127.0.0.1',
+    ])
+    const admin = new Redis(server.url)
+    await admin.call('CLUSTER', 'ADDSLOTSRANGE', '0', '16383')
+    for (let i = 0; i < 100 && !(await admin.call('CLUSTER', 'INFO'))?.toString().includes('cluster_state:ok'); i++) {
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    admin.disconnect()
+    cluster = new Cluster([{ host: '127.0.0.1', port: server.port }])
+  })
+  afterAll(async () => {
+    cluster.disconnect()
+    await server.stop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  queueStoreContract('redis cluster', async () => ({
+    store: new RedisQueueStore(cluster),
+    async forget() {
+      const keys = await cluster.keys('anteroom:{c*')
+      for (const key of keys) await cluster.del(key)
+    },
+  }))
+})
