@@ -224,13 +224,19 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     return accept.includes('application/json') && !accept.includes('text/html')
   }
 
+  // onStoreError=open: the room lets traffic through without the store. The origin still gets a
+  // short-lived admission token, so it can tell these requests apart from forged ones. One token per
+  // room is reused for 30 s, so an outage does not add an ECDSA signature to every request.
+  const openTokens = new Map<string, { token: string; until: number }>()
   async function openAdmission(room: RoomSettings, now: number): Promise<string> {
-    // onStoreError=open: the room lets traffic through without the store. The origin still gets a
-    // short-lived admission token, so it can tell these requests apart from forged ones.
-    return deps.admissionTokens.sign(
+    const cached = openTokens.get(room.id)
+    if (cached !== undefined && cached.until > now) return cached.token
+    const token = await deps.admissionTokens.sign(
       { sub: 'store-unavailable', jti: newVisitorId(), room: room.id, arr: now, exp: Math.floor(now / 1000) + 60 },
       now,
     )
+    openTokens.set(room.id, { token, until: now + 30_000 })
+    return token
   }
 
   app.get('/.well-known/jwks.json', (c) => {
