@@ -3,6 +3,7 @@
 import { createLocalJWKSet, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Edge } from '../src/entry/build.js'
+import { createEdgeApp } from '../src/http/app.js'
 import { ManualClock } from '../src/ports/clock.js'
 import type { QueueStore } from '../src/ports/queue-store.js'
 import { testEdge } from './support/edge.js'
@@ -77,10 +78,14 @@ describe('queue page and status', () => {
     expect(origin.requests.some((r) => r.url.startsWith('/tickets/show'))).toBe(false)
   })
 
-  it('marks cookies Secure over HTTPS', async () => {
-    const { app } = await edgeWith([room()])
-    const res = await new Visitor('https://shop.test').request(app, '/tickets')
+  it('marks cookies Secure when the runtime says the visitor came over TLS, not when the request line claims it', async () => {
+    const { edge } = await edgeWith([room()])
+    const overTls = createEdgeApp({ ...edge.deps, scheme: () => 'https' })
+    const res = await new Visitor('https://shop.test').request(overTls, '/tickets')
+    expect(res.headers.getSetCookie().length).toBeGreaterThan(0)
     for (const c of res.headers.getSetCookie()) expect(c).toMatch(/; Secure/)
+    const claimed = await new Visitor('https://shop.test').request(edge.app, '/tickets')
+    for (const c of claimed.headers.getSetCookie()) expect(c).not.toMatch(/Secure/)
   })
 
   it('answers JSON for apps, and /_anteroom/status the same', async () => {
@@ -280,8 +285,8 @@ describe('routing and bad input', () => {
 
   it('matches rooms by host and the longest path prefix', async () => {
     const { app } = await edgeWith([
-      room({ id: 'a', paths: ['/tickets'], mode: 'paused' }),
-      room({ id: 'b', paths: ['/tickets/vip'], mode: 'paused' }),
+      room({ id: 'a', hosts: ['shop.test'], paths: ['/tickets'], mode: 'paused' }),
+      room({ id: 'b', hosts: ['shop.test'], paths: ['/tickets/vip'], mode: 'paused' }),
       room({ id: 'c', hosts: ['other.test'], paths: [], mode: 'paused' }),
     ])
     const statusOf = async (base: string, path: string) => {
@@ -292,6 +297,29 @@ describe('routing and bad input', () => {
     expect(await statusOf('http://shop.test', '/tickets/vip/1')).toBe('b')
     expect(await statusOf('http://other.test', '/anything')).toBe('c')
     expect(await statusOf('http://shop.test', '/ticketsx')).toBeUndefined()
+    expect(await statusOf('http://SHOP.test.:8080', '/tickets/1')).toBe('a')
+    // Once rooms name hosts, an unknown Host cannot be used to reach the origin around them.
+    const unknown = await new Visitor('http://unknown.test').request(app, '/tickets/1')
+    expect(unknown.status).toBe(421)
+  })
+
+  it('spellings of a protected path that an origin may treat alike cannot skip the room', async () => {
+    const { app } = await edgeWith([room({ mode: 'paused' })])
+    const before = origin.requests.length
+    for (const path of [
+      '/%74ickets/1',
+      '/TICKETS/1',
+      '//tickets/1',
+      '/tickets;jsessionid=1/x',
+      '/tickets%2fx',
+      '/tickets%2Fx',
+      '/x/../tickets/1',
+      '/%2e/tickets',
+    ]) {
+      const res = await new Visitor().request(app, path, { json: true })
+      expect(((await res.json()) as { state?: string }).state, path).toBe('paused')
+    }
+    expect(origin.requests.length).toBe(before)
   })
 
   it('malformed, truncated, oversized and foreign cookies get a fresh place, never a 500', async () => {

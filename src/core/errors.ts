@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'ERR_ORIGIN_UNREACHABLE'
   | 'ERR_BAD_REQUEST'
   | 'ERR_NOT_FOUND'
+  | 'ERR_HOST_NOT_SERVED'
   | 'ERR_TOKEN_INVALID'
 
 export class AnteroomError extends Error {

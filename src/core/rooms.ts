@@ -1,23 +1,58 @@
-// Which room, if any, protects a request: by host, then by the longest matching path prefix.
+// Which room, if any, protects a request. Matching works on a canonical form of the host and path,
+// so that spellings an origin treats as the same resource (%73hop, /SHOP, //shop, /shop;x, a
+// trailing dot on the host) can never slip past a room.
 import type { RoomSettings } from './settings.js'
 
-function pathMatches(prefix: string, path: string): boolean {
+const UNRESERVED = /%(2[dD]|2[eE]|3[0-9]|[46][1-9a-fA-F]|[57][0-9aA]|5[fF]|7[eE])/g
+
+/** Decodes percent-escapes of unreserved characters and collapses repeated slashes. */
+export function forwardPath(pathname: string): string {
+  return pathname.replace(UNRESERVED, (esc) => String.fromCharCode(Number.parseInt(esc.slice(1), 16))).replace(/\/{2,}/g, '/')
+}
+
+/**
+ * The form rooms are matched on: forwardPath, plus %2F read as a slash, ;parameters dropped from
+ * each segment, and lower case. It may protect more than the origin distinguishes, never less.
+ */
+export function matchPath(pathname: string): string {
+  return forwardPath(pathname.replace(/%2[fF]/g, '/'))
+    .split('/')
+    .map((segment) => segment.split(';')[0])
+    .join('/')
+    .toLowerCase()
+}
+
+/** Lower case, without port and trailing dot. */
+export function canonicalHost(host: string): string {
+  return host.toLowerCase().replace(/:\d*$/, '').replace(/\.$/, '')
+}
+
+function prefixMatches(prefix: string, path: string): boolean {
   if (!path.startsWith(prefix)) return false
   return prefix.endsWith('/') || path.length === prefix.length || path[prefix.length] === '/'
 }
 
-/** Returns the room protecting host+path, preferring the most specific match. */
+/**
+ * Whether the edge serves this host at all. Once any room names hosts, only the hosts that rooms
+ * name are served: every host reaches the same origin, so an unknown Host must not bypass a room.
+ */
+export function hostServed(rooms: readonly RoomSettings[], host: string): boolean {
+  const named = rooms.filter((r) => r.hosts.length > 0)
+  return named.length === 0 || named.some((r) => r.hosts.includes(host))
+}
+
+/** The room protecting host+path (both canonical), preferring the most specific match. */
 export function matchRoom(rooms: readonly RoomSettings[], host: string, path: string): RoomSettings | undefined {
-  const bareHost = host.toLowerCase().replace(/:\d+$/, '')
   let best: RoomSettings | undefined
   let bestScore = -1
   for (const room of rooms) {
-    if (room.hosts.length > 0 && !room.hosts.includes(bareHost) && !room.hosts.includes(host.toLowerCase())) continue
+    if (room.hosts.length > 0 && !room.hosts.includes(host)) continue
     let score = room.hosts.length > 0 ? 1 : 0
     if (room.paths.length > 0) {
-      const hit = room.paths.filter((p) => pathMatches(p, path)).sort((a, b) => b.length - a.length)[0]
-      if (hit === undefined) continue
-      score += 2 + hit.length * 2
+      let longest = -1
+      for (const p of room.paths) if (prefixMatches(p.toLowerCase(), path) && p.length > longest) longest = p.length
+      if (longest < 0) continue
+      score += 2 + longest * 2
     }
     if (score > bestScore) {
       best = room

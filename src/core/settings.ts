@@ -77,7 +77,7 @@ function strings(input: Record<string, unknown>, key: 'hosts' | 'paths', where: 
     }
     if (key === 'paths' && !item.startsWith('/')) fail(`${where}${key}[${i}]`, 'must start with /')
     if (key === 'hosts' && !/^[a-z0-9.:-]+$/i.test(item)) fail(`${where}${key}[${i}]`, 'must be a host name')
-    return key === 'hosts' ? item.toLowerCase() : item
+    return key === 'hosts' ? item.toLowerCase().replace(/\.$/, '') : item
   })
 }
 

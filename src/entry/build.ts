@@ -1,5 +1,6 @@
 // Builds the edge's concrete parts from a Config: Redis or the embedded store, tokens, origin.
 // Entry points and tests call this; nothing else picks adapters.
+import type { Context } from 'hono'
 import type { Redis } from 'ioredis'
 import { MemoryQueueStore } from '../adapters/memory/queue-store.js'
 import { MemorySettingsStore } from '../adapters/memory/settings-store.js'
@@ -22,6 +23,11 @@ export interface Edge {
   deps: EdgeDeps
   redis: Redis | undefined
   close(): Promise<void>
+}
+
+/** The Node socket behind a request served by @hono/node-server. */
+function nodeSocket(c: Context): { remoteAddress?: string; encrypted?: boolean } | undefined {
+  return (c.env as { incoming?: { socket?: { remoteAddress?: string; encrypted?: boolean } } } | undefined)?.incoming?.socket
 }
 
 /** Waits for the first connection; if Redis is down at start, the edge starts anyway and each room's onStoreError applies. */
@@ -62,7 +68,8 @@ export async function buildEdge(config: Config, options: { originUrl: string; cl
     origin,
     clock: options.clock,
     secureCookies: config.secureCookies,
-    clientIp: (c) => (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress,
+    clientIp: (c) => nodeSocket(c)?.remoteAddress,
+    scheme: (c) => (nodeSocket(c)?.encrypted ? 'https' : 'http'),
     log: options.log,
   }
   return {

@@ -4,7 +4,7 @@ import { type Context, Hono } from 'hono'
 import type { AdmissionClaims, AdmissionTokens } from '../core/admission-token.js'
 import { AnteroomError, isAnteroomError } from '../core/errors.js'
 import { newVisitorId, type QueueTokens } from '../core/queue-token.js'
-import { matchRoom } from '../core/rooms.js'
+import { canonicalHost, forwardPath, hostServed, matchPath, matchRoom } from '../core/rooms.js'
 import { admissionLimits, ROOM_ID, type RoomSettings } from '../core/settings.js'
 import type { Clock } from '../ports/clock.js'
 import type { Origin } from '../ports/origin.js'
@@ -24,6 +24,8 @@ export interface EdgeDeps {
   clock?: Clock
   /** The client address, from the runtime (Node socket, cf-connecting-ip). */
   clientIp?: (c: Context) => string | undefined
+  /** The scheme the visitor really used, from the runtime (TLS socket); never from the request line. */
+  scheme?: (c: Context) => 'http' | 'https'
   /** Mark cookies Secure even on plain HTTP (behind a TLS-terminating proxy). */
   secureCookies?: boolean
   log?: (event: string, fields: Record<string, unknown>) => void
@@ -67,7 +69,29 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
   const log = deps.log ?? (() => {})
   const scriptHash = sha256Base64(POLL_SCRIPT)
 
-  const isSecure = (url: URL) => deps.secureCookies === true || url.protocol === 'https:'
+  /** What the edge needs to know about a request, worked out once. */
+  interface Incoming {
+    url: URL
+    proto: 'http' | 'https'
+    /** Cookies get Secure. */
+    secure: boolean
+    /** Canonical host, for room matching. */
+    host: string
+    /** The path and query sent to the origin: the canonical path that rooms were matched against. */
+    originPath: string
+  }
+
+  function incoming(c: Context): Incoming {
+    const url = new URL(c.req.url)
+    const proto = deps.scheme?.(c) ?? 'http'
+    return {
+      url,
+      proto,
+      secure: deps.secureCookies === true || proto === 'https',
+      host: canonicalHost(url.host),
+      originPath: forwardPath(url.pathname) + url.search,
+    }
+  }
 
   function statusOf(room: RoomSettings, result: PollResult): StatusBody {
     if (result.state === 'admitted') {
@@ -95,8 +119,8 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
   }
 
   /** A visitor without a valid admission: one store call decides their place or their turn. */
-  async function poll(c: Context, room: RoomSettings, url: URL): Promise<Decision> {
-    const secure = isSecure(url)
+  async function poll(c: Context, room: RoomSettings, req: Incoming): Promise<Decision> {
+    const secure = req.secure
     const now = edgeNow()
     const cookieHeader = c.req.header('cookie') ?? null
     if (room.mode === 'closed') {
@@ -151,7 +175,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
   }
 
   /** An admitted visitor: usually no store call; a renewal once half the session has gone. */
-  async function checkAdmission(c: Context, room: RoomSettings, url: URL): Promise<{ token: string; cookies: string[] } | undefined> {
+  async function checkAdmission(c: Context, room: RoomSettings, req: Incoming): Promise<{ token: string; cookies: string[] } | undefined> {
     const now = edgeNow()
     const token = readCookie(c.req.header('cookie') ?? null, admissionCookieName(room.id))
     const claims = await deps.admissionTokens.verify(token, room.id, now)
@@ -169,7 +193,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
         log('session_ended', { room: room.id })
         return undefined
       }
-      const next = await admissionCookie(room, { ...claims, exp: Math.floor(renewed.sessionExpires / 1000) }, renewed.now, isSecure(url))
+      const next = await admissionCookie(room, { ...claims, exp: Math.floor(renewed.sessionExpires / 1000) }, renewed.now, req.secure)
       return { token: next.token, cookies: [next.cookie] }
     } catch (err) {
       if (!isAnteroomError(err, 'ERR_STORE_UNAVAILABLE')) throw err
@@ -178,20 +202,28 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     }
   }
 
-  async function forward(c: Context, url: URL, admissionToken: string | undefined, cookies: string[]): Promise<Response> {
+  async function forward(c: Context, req: Incoming, admissionToken: string | undefined, cookies: string[]): Promise<Response> {
     const headers = requestHeadersForOrigin(c.req.raw.headers, {
       clientIp: deps.clientIp?.(c),
-      proto: url.protocol.replace(':', ''),
-      host: url.host,
+      proto: req.proto,
+      host: req.url.host,
       admissionToken,
     })
     const method = c.req.method
-    const res = await deps.origin.forward({
-      method,
-      path: url.pathname + url.search,
-      headers,
-      body: method === 'GET' || method === 'HEAD' ? null : c.req.raw.body,
-    })
+    let res: Response
+    try {
+      res = await deps.origin.forward({
+        method,
+        path: req.originPath,
+        headers,
+        body: method === 'GET' || method === 'HEAD' ? null : c.req.raw.body,
+      })
+    } catch (err) {
+      // A visitor admitted on this very request keeps their admission even if the origin failed.
+      const out = errorResponse(c, err)
+      for (const cookie of cookies) out.headers.append('set-cookie', cookie)
+      return out
+    }
     const out = responseHeadersFromOrigin(res.headers)
     for (const cookie of cookies) out.append('set-cookie', cookie)
     return new Response(res.body, { status: res.status, statusText: res.statusText, headers: out })
@@ -254,9 +286,9 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     const id = c.req.query('room') ?? ''
     const room = ROOM_ID.test(id) ? deps.rooms.get(id) : undefined
     if (room === undefined) throw new AnteroomError('ERR_NOT_FOUND', 'No such room', { field: 'room' })
-    const url = new URL(c.req.url)
+    const req = incoming(c)
     c.header('cache-control', NO_STORE)
-    if (await checkAdmission(c, room, url)) {
+    if (await checkAdmission(c, room, req)) {
       return c.json({
         room: room.id,
         state: 'admitted',
@@ -267,7 +299,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
         refreshSeconds: room.refreshSeconds,
       } satisfies StatusBody)
     }
-    const d = await poll(c, room, url)
+    const d = await poll(c, room, req)
     if (d.kind === 'wait') return respondWait(c, d, true)
     if (d.kind === 'admit') {
       for (const cookie of d.cookies) c.header('set-cookie', cookie, { append: true })
@@ -290,23 +322,25 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
   })
 
   app.all('*', async (c) => {
-    const url = new URL(c.req.url)
-    const room = matchRoom(deps.rooms.rooms(), url.host, url.pathname)
-    if (room === undefined) return forward(c, url, undefined, [])
-    const admitted = await checkAdmission(c, room, url)
-    if (admitted) return forward(c, url, admitted.token, admitted.cookies)
-    const d = await poll(c, room, url)
+    const req = incoming(c)
+    const rooms = deps.rooms.rooms()
+    if (!hostServed(rooms, req.host)) throw new AnteroomError('ERR_HOST_NOT_SERVED', 'This site is not served here')
+    const room = matchRoom(rooms, req.host, matchPath(req.url.pathname))
+    if (room === undefined) return forward(c, req, undefined, [])
+    const admitted = await checkAdmission(c, room, req)
+    if (admitted) return forward(c, req, admitted.token, admitted.cookies)
+    const d = await poll(c, room, req)
     if (d.kind === 'wait') return respondWait(c, d, wantsJson(c))
-    if (d.kind === 'open') return forward(c, url, await openAdmission(room, edgeNow()), [])
+    if (d.kind === 'open') return forward(c, req, await openAdmission(room, edgeNow()), [])
     if (wantsJson(c)) {
       const headers = new Headers({ 'content-type': 'application/json; charset=utf-8', 'cache-control': NO_STORE })
       for (const cookie of d.cookies) headers.append('set-cookie', cookie)
       return new Response(JSON.stringify(d.status), { headers })
     }
-    return forward(c, url, d.token, d.cookies)
+    return forward(c, req, d.token, d.cookies)
   })
 
-  app.onError((err, c) => {
+  function errorResponse(c: Context, err: unknown): Response {
     const json = wantsJson(c) || new URL(c.req.url).pathname.startsWith('/_anteroom/')
     let status = 500
     let title = 'Something went wrong'
@@ -333,21 +367,27 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
           title = 'Bad request'
           detail = err.message
           break
+        case 'ERR_HOST_NOT_SERVED':
+          status = 421
+          title = 'Wrong address'
+          detail = err.message
+          break
       }
     }
     if (status === 500)
       log('error', { message: err instanceof Error ? err.message : String(err), code: isAnteroomError(err) ? err.code : undefined })
-    const headers = { 'cache-control': NO_STORE }
+    const headers = new Headers({ 'cache-control': NO_STORE })
     if (json) {
       const code = isAnteroomError(err) ? err.code : 'ERR_INTERNAL'
-      return c.json(
-        { error: { code, message: detail, ...(isAnteroomError(err) && err.field ? { field: err.field } : {}) } },
-        status as 500,
-        headers,
-      )
+      headers.set('content-type', 'application/json; charset=utf-8')
+      const field = isAnteroomError(err) && err.field ? { field: err.field } : {}
+      return new Response(JSON.stringify({ error: { code, message: detail, ...field } }), { status, headers })
     }
-    return c.html(errorPage(status, title, detail), status as 500, headers)
-  })
+    headers.set('content-type', 'text/html; charset=utf-8')
+    return new Response(errorPage(status, title, detail), { status, headers })
+  }
+
+  app.onError((err, c) => errorResponse(c, err))
 
   return app
 }

@@ -4,6 +4,8 @@ import { COOKIE_PREFIX, withoutCookies } from './cookies.js'
 
 const HOP_BY_HOP = [
   'connection',
+  // Never meaningful end to end, and CGI-style origins read it as HTTP_PROXY ("httpoxy").
+  'proxy',
   'keep-alive',
   'proxy-authenticate',
   'proxy-authorization',

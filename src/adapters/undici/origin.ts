@@ -40,9 +40,12 @@ function toWebStream(body: Readable): ReadableStream<Uint8Array> {
 
 export class UndiciOrigin implements Origin {
   private readonly pool: Pool
+  /** A path prefix in the origin URL (http://host/app) goes in front of every forwarded path. */
+  private readonly basePath: string
 
   constructor(options: UndiciOriginOptions) {
     const base = new URL(options.url)
+    this.basePath = base.pathname.replace(/\/+$/, '')
     this.pool = new Pool(base.origin, {
       connections: options.connections ?? 128,
       headersTimeout: options.headersTimeout ?? 30_000,
@@ -59,7 +62,7 @@ export class UndiciOrigin implements Origin {
     let res: Awaited<ReturnType<Pool['request']>>
     try {
       res = await this.pool.request({
-        path: request.path,
+        path: this.basePath + request.path,
         method: request.method as 'GET',
         headers,
         body: request.body === null ? null : Readable.fromWeb(request.body as import('node:stream/web').ReadableStream),
