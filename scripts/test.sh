@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # The test command (`npm test`): provisions what the tests need, then runs lint, type checks and
-# every test. Tests start their own redis-server on free loopback ports and stop it afterwards.
+# every test. Tests start their own redis-server on free loopback ports and stop it afterwards; the
+# browser test drives Debian's chromium (never a downloaded browser) through playwright-core.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "test: installing ${need_apt[*]} with apt-get"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
   else
-    echo "test: missing ${need_apt[*]}. Install it, for example: sudo apt-get install -y ${need_apt[*]}" >&2
+    echo "test: missing ${need_apt[*]}. Install with: sudo apt-get update && sudo apt-get install -y ${need_apt[*]}" >&2
     exit 1
   fi
 fi

@@ -28,16 +28,19 @@ export function formatEta(seconds: number | null): string {
 }
 
 const STYLE = `
-:root{color-scheme:light dark;--bg:#f6f7fb;--card:#fff;--ink:#1c2030;--muted:#5b6275;--accent:#3056d3;--track:#e3e7f2}
-@media (prefers-color-scheme:dark){:root{--bg:#11131a;--card:#1b1e28;--ink:#eef0f6;--muted:#a5abbd;--accent:#7d9bff;--track:#2c3142}}
-*{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:var(--bg);color:var(--ink)}
+:root{color-scheme:light dark;--bg:#f6f7fb;--card:#fff;--ink:#1c2030;--muted:#5b6275;--accent:#3056d3;--track:#e3e7f2;--line:#eceef5}
+@media (prefers-color-scheme:dark){:root{--bg:#11131a;--card:#1b1e28;--ink:#eef0f6;--muted:#a5abbd;--accent:#7d9bff;--track:#2c3142;--line:#272b38}}
+*{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:var(--bg);color:var(--ink);overflow-wrap:break-word;-webkit-text-size-adjust:100%;text-size-adjust:100%}
 main{max-width:34rem;margin:0 auto;padding:2rem 1rem}
 .card{background:var(--card);border-radius:1rem;padding:1.5rem;box-shadow:0 1px 3px #0002}
-h1{font-size:1.5rem;margin:0 0 .5rem}p{margin:.5rem 0}.muted{color:var(--muted);font-size:.9rem}
-.big{font-size:2.5rem;font-weight:700;margin:.25rem 0;font-variant-numeric:tabular-nums}
-dl{display:grid;grid-template-columns:1fr auto;gap:.25rem 1rem;margin:1rem 0}dt{color:var(--muted)}dd{margin:0;font-weight:600;text-align:right;font-variant-numeric:tabular-nums}
-progress{width:100%;height:.75rem;appearance:none;border:0;border-radius:1rem;background:var(--track);overflow:hidden}
+h1{font-size:1.5rem;line-height:1.25;margin:0 0 .5rem}p{margin:.5rem 0}.muted{color:var(--muted);font-size:.9rem}
+[role=status]>.muted:first-child{margin-top:1.25rem}
+.big{font-size:2.5rem;line-height:1.15;font-weight:700;margin:0 0 .75rem;font-variant-numeric:tabular-nums}
+dl{margin:1rem 0}dl>div{display:flex;flex-wrap:wrap;justify-content:space-between;gap:0 1rem;padding:.375rem 0}dl>div+div{border-top:1px solid var(--line)}
+dt{color:var(--muted)}dd{margin:0 0 0 auto;font-weight:600;text-align:right;font-variant-numeric:tabular-nums}
+progress{display:block;width:100%;height:.75rem;appearance:none;border:0;border-radius:1rem;background:var(--track);overflow:hidden}
 progress::-webkit-progress-bar{background:var(--track)}progress::-webkit-progress-value{background:var(--accent)}progress::-moz-progress-bar{background:var(--accent)}
+@media (max-width:400px){main{padding:1rem .75rem}.card{padding:1.25rem}.big{font-size:2.25rem}}
 `
 
 /** The status poller. Its hash goes into the page's Content-Security-Policy. */
@@ -79,9 +82,9 @@ export function queuePage(v: QueueView): string {
 <p class="big" id="position">${v.position.toLocaleString('en')}</p>
 <progress id="progress" max="${v.waiting ?? 1}" value="${Math.max(0, (v.waiting ?? 0) - (v.ahead ?? 0))}" aria-label="Progress through the line"></progress>
 <dl>
-<dt>People ahead of you</dt><dd id="ahead">${(v.ahead ?? 0).toLocaleString('en')}</dd>
-<dt>People in line</dt><dd id="waiting">${(v.waiting ?? 0).toLocaleString('en')}</dd>
-<dt>Estimated wait</dt><dd id="eta">${formatEta(v.etaSeconds)}</dd>
+<div><dt>People ahead of you</dt><dd id="ahead">${(v.ahead ?? 0).toLocaleString('en')}</dd></div>
+<div><dt>People in line</dt><dd id="waiting">${(v.waiting ?? 0).toLocaleString('en')}</dd></div>
+<div><dt>Estimated wait</dt><dd id="eta">${formatEta(v.etaSeconds)}</dd></div>
 </dl>`
   const refreshes =
     v.state === 'closed'
