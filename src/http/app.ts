@@ -7,10 +7,10 @@ import { newVisitorId, type QueueTokens } from '../core/queue-token.js'
 import { canonicalHost, forwardPath, hostServed, matchPath, matchRoom } from '../core/rooms.js'
 import { admissionLimits, ROOM_ID, type RoomSettings } from '../core/settings.js'
 import type { Clock } from '../ports/clock.js'
-import type { Origin } from '../ports/origin.js'
+import type { Origin, OriginResponse } from '../ports/origin.js'
 import type { PollResult, QueueStore } from '../ports/queue-store.js'
 import { admissionCookieName, JS_COOKIE, queueCookieName, readCookie, serializeCookie } from './cookies.js'
-import { requestHeadersForOrigin, responseHeadersFromOrigin } from './forward-headers.js'
+import { requestHeadersForOrigin, responseHeadersForVisitor } from './forward-headers.js'
 import { errorPage, POLL_SCRIPT, type QueueView, queuePage } from './pages.js'
 import type { RoomDirectory } from './room-directory.js'
 
@@ -210,7 +210,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
       admissionToken,
     })
     const method = c.req.method
-    let res: Response
+    let res: OriginResponse
     try {
       res = await deps.origin.forward({
         method,
@@ -224,9 +224,11 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
       for (const cookie of cookies) out.headers.append('set-cookie', cookie)
       return out
     }
-    const out = responseHeadersFromOrigin(res.headers)
-    for (const cookie of cookies) out.append('set-cookie', cookie)
-    return new Response(res.body, { status: res.status, statusText: res.statusText, headers: out })
+    // Statuses a Response cannot carry (1xx) are the origin misbehaving: report it as unreachable.
+    if (res.status < 200 || res.status > 599) {
+      return errorResponse(c, new AnteroomError('ERR_ORIGIN_UNREACHABLE', `The origin answered with status ${res.status}`))
+    }
+    return new Response(res.body, { status: res.status, headers: responseHeadersForVisitor(res.headers, cookies) })
   }
 
   async function respondWait(c: Context, d: Extract<Decision, { kind: 'wait' }>, json: boolean): Promise<Response> {

@@ -2,7 +2,7 @@
 import { Readable } from 'node:stream'
 import { errors, Pool } from 'undici'
 import { AnteroomError } from '../../core/errors.js'
-import type { ForwardRequest, Origin } from '../../ports/origin.js'
+import type { ForwardRequest, Origin, OriginResponse } from '../../ports/origin.js'
 
 export interface UndiciOriginOptions {
   /** Origin base URL, e.g. http://127.0.0.1:8081. Requests go here and nowhere else. */
@@ -54,32 +54,22 @@ export class UndiciOrigin implements Origin {
     })
   }
 
-  async forward(request: ForwardRequest): Promise<Response> {
-    const headers: Record<string, string> = {}
-    request.headers.forEach((value, name) => {
-      headers[name] = value
-    })
+  async forward(request: ForwardRequest): Promise<OriginResponse> {
     let res: Awaited<ReturnType<Pool['request']>>
     try {
       res = await this.pool.request({
         path: this.basePath + request.path,
         method: request.method as 'GET',
-        headers,
+        headers: request.headers,
         body: request.body === null ? null : Readable.fromWeb(request.body as import('node:stream/web').ReadableStream),
       })
     } catch (cause) {
       if (isTimeout(cause)) throw new AnteroomError('ERR_ORIGIN_TIMEOUT', 'The origin did not answer in time', { cause })
       throw new AnteroomError('ERR_ORIGIN_UNREACHABLE', 'The origin could not be reached', { cause })
     }
-    const out = new Headers()
-    for (const [name, value] of Object.entries(res.headers)) {
-      if (value === undefined) continue
-      if (Array.isArray(value)) for (const v of value) out.append(name, v)
-      else out.set(name, value)
-    }
     const bodyless = request.method === 'HEAD' || res.statusCode === 204 || res.statusCode === 304
     if (bodyless) res.body.resume()
-    return new Response(bodyless ? null : toWebStream(res.body), { status: res.statusCode, headers: out })
+    return { status: res.statusCode, headers: res.headers, body: bodyless ? null : toWebStream(res.body) }
   }
 
   async close(): Promise<void> {
