@@ -232,24 +232,23 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
   }
 
   async function respondWait(c: Context, d: Extract<Decision, { kind: 'wait' }>, json: boolean): Promise<Response> {
-    const headers = new Headers({ 'cache-control': NO_STORE })
-    for (const cookie of d.cookies) headers.append('set-cookie', cookie)
+    // A plain header object: the Node server writes it as it is. A wait sets at most one cookie.
+    const headers: Record<string, string> = { 'cache-control': NO_STORE }
+    if (d.cookies[0] !== undefined) headers['set-cookie'] = d.cookies[0]
     const { title: _t, message: _m, ...status } = d.view
     if (json) {
-      headers.set('content-type', 'application/json; charset=utf-8')
+      headers['content-type'] = 'application/json; charset=utf-8'
       return new Response(JSON.stringify(status), { status: d.status, headers })
     }
-    headers.set('content-type', 'text/html; charset=utf-8')
-    headers.set(
-      'content-security-policy',
-      `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${await scriptHash}'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`,
-    )
-    headers.set('x-content-type-options', 'nosniff')
-    headers.set('referrer-policy', 'no-referrer')
+    headers['content-type'] = 'text/html; charset=utf-8'
+    headers['content-security-policy'] =
+      `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${await scriptHash}'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`
+    headers['x-content-type-options'] = 'nosniff'
+    headers['referrer-policy'] = 'no-referrer'
     if (d.view.state !== 'closed' && readCookie(c.req.header('cookie') ?? null, JS_COOKIE) !== '1') {
-      headers.set('refresh', String(d.view.refreshSeconds))
+      headers.refresh = String(d.view.refreshSeconds)
     }
-    if (d.status === 503) headers.set('retry-after', String(d.view.refreshSeconds))
+    if (d.status === 503) headers['retry-after'] = String(d.view.refreshSeconds)
     return new Response(queuePage(d.view), { status: d.status, headers })
   }
 

@@ -6,49 +6,80 @@ import { roomKeys } from './keys.js'
 import { runScript, SCRIPTS } from './scripts.js'
 
 const STATES = { 1: 'queued', 2: 'admitted', 3: 'paused' } as const
+/** Most polls in one EVALSHA; a larger burst goes out as several. */
+const MAX_BATCH = 200
+
+interface PendingPoll {
+  visitor: string
+  arrival: number | undefined
+  resolve(result: PollResult): void
+  reject(err: unknown): void
+}
+
+interface Batch {
+  input: PollInput
+  polls: PendingPoll[]
+}
 
 function unavailable(cause: unknown): AnteroomError {
   return new AnteroomError('ERR_STORE_UNAVAILABLE', 'Redis did not answer', { cause })
 }
 
 export class RedisQueueStore implements QueueStore {
+  private readonly batches = new Map<string, Batch>()
+
   constructor(private readonly redis: Redis | Cluster) {}
 
-  async poll(input: PollInput): Promise<PollResult> {
+  /**
+   * Polls that arrive together (same room, limits and clock) wait for the end of the current turn
+   * of the event loop and go to Redis as one EVALSHA: each poll still costs one round trip, but
+   * ioredis and Redis handle one command for many visitors.
+   */
+  poll(input: PollInput): Promise<PollResult> {
+    const l = input.limits
+    const key = `${input.room}|${l.mode}|${l.totalActiveUsers}|${l.newUsersPerMinute}|${l.abandonAfterMs}|${l.sessionMs}|${input.now ?? ''}`
+    let batch = this.batches.get(key)
+    if (batch === undefined || batch.polls.length >= MAX_BATCH) {
+      batch = { input, polls: [] }
+      this.batches.set(key, batch)
+      const flushing = batch
+      setImmediate(() => {
+        if (this.batches.get(key) === flushing) this.batches.delete(key)
+        void this.send(flushing)
+      })
+    }
+    return new Promise((resolve, reject) => batch.polls.push({ visitor: input.visitor, arrival: input.arrival, resolve, reject }))
+  }
+
+  private async send(batch: Batch): Promise<void> {
+    const { input, polls } = batch
     const k = roomKeys(input.room)
     const l = input.limits
+    const args: (string | number)[] = [input.now ?? '', l.mode, l.totalActiveUsers, l.newUsersPerMinute, l.abandonAfterMs, l.sessionMs]
+    for (const p of polls) args.push(p.visitor, p.arrival ?? '')
     let reply: number[]
     try {
       reply = (await runScript(
         this.redis,
         SCRIPTS.poll,
         [k.line, k.seen, k.active, k.admissions, k.stats, k.lastArrival],
-        [
-          input.visitor,
-          input.arrival ?? '',
-          input.now ?? '',
-          l.mode,
-          l.totalActiveUsers,
-          l.newUsersPerMinute,
-          l.abandonAfterMs,
-          l.sessionMs,
-        ],
+        args,
       )) as number[]
     } catch (err) {
-      throw unavailable(err)
+      const error = unavailable(err)
+      for (const p of polls) p.reject(error)
+      return
     }
-    const [code, arrival, position, waiting, admittedLastMinute, now, sessionExpires] = reply as [
-      1 | 2 | 3,
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-    ]
-    const state = STATES[code]
-    if (state === 'admitted') return { state, arrival, sessionExpires, admittedLastMinute, now }
-    return { state, arrival, position, waiting, admittedLastMinute, now }
+    polls.forEach((p, i) => {
+      const at = i * 7
+      const code = reply[at] as 1 | 2 | 3
+      const arrival = reply[at + 1] as number
+      const admittedLastMinute = reply[at + 4] as number
+      const now = reply[at + 5] as number
+      const state = STATES[code]
+      if (state === 'admitted') p.resolve({ state, arrival, sessionExpires: reply[at + 6] as number, admittedLastMinute, now })
+      else p.resolve({ state, arrival, position: reply[at + 2] as number, waiting: reply[at + 3] as number, admittedLastMinute, now })
+    })
   }
 
   async renew(input: RenewInput): Promise<RenewResult> {
