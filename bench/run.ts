@@ -16,7 +16,7 @@ import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { nodeMac } from '../src/adapters/node/mac.js'
-import { roomKeys } from '../src/adapters/redis/keys.js'
+import { roomKeys, seenBucketOf } from '../src/adapters/redis/keys.js'
 import { RedisQueueStore } from '../src/adapters/redis/queue-store.js'
 import { newVisitorId, QueueTokens } from '../src/core/queue-token.js'
 import { admissionLimits, parseRoomSettings } from '../src/core/settings.js'
@@ -148,16 +148,17 @@ async function holdTheSlot(redis: Redis, room: string): Promise<void> {
 }
 
 /**
- * Fills a room's line directly, as polls would have left it: `line` visitor -> arrival ms and `seen`
- * visitor -> last poll ms (now), 1,000 members per ZADD, 50 ZADDs per pipeline. Returns queue-token
- * cookies for `cookies` of those visitors, spread evenly over the line. Only the cookies leave this
- * function: a million ids kept alive in the load generator's heap would slow its garbage collector.
+ * Fills a room's line directly, as polls would have left it: `line` visitor -> arrival µs, and each
+ * visitor's seen bucket (a small hash visitor -> last poll ms = now) with its entry in `sweep`,
+ * 1,000 members per command, 50 commands per pipeline. Returns queue-token cookies for `cookies` of
+ * those visitors, spread evenly over the line. Only the cookies leave this function: a million ids
+ * kept alive in the load generator's heap would slow its garbage collector.
  */
 async function fillLine(redis: Redis, room: string, n: number, cookies: number, expires: number): Promise<string[]> {
   const k = roomKeys(room)
   const now = Date.now()
   const visitors = visitorIds(n)
-  const arrivals = visitors.map((_, i) => now - n - 1000 + i)
+  const arrivals = visitors.map((_, i) => (now - n - 1000 + i) * 1000)
   const CHUNK = 1000
   let pipe = redis.pipeline()
   let queued = 0
@@ -167,20 +168,28 @@ async function fillLine(redis: Redis, room: string, n: number, cookies: number, 
     pipe = redis.pipeline()
     queued = 0
   }
+  const buckets = new Map<number, (string | number)[]>()
   for (let s = 0; s < n; s += CHUNK) {
     const line: (string | number)[] = []
-    const seen: (string | number)[] = []
     for (let i = s; i < Math.min(n, s + CHUNK); i++) {
-      line.push(arrivals[i] as number, visitors[i] as string)
-      seen.push(now, visitors[i] as string)
+      const v = visitors[i] as string
+      line.push(arrivals[i] as number, v)
+      const b = seenBucketOf(v)
+      let fields = buckets.get(b)
+      if (fields === undefined) buckets.set(b, (fields = []))
+      fields.push(v, now)
     }
     pipe.call('ZADD', k.line, ...line)
-    pipe.call('ZADD', k.seen, ...seen)
+    if (++queued >= 50) await flush()
+  }
+  for (const [b, fields] of buckets) {
+    pipe.call('HSET', `${k.seenPrefix}${b}`, ...fields)
+    pipe.call('ZADD', k.sweep, now + 3_600_000, b)
     if (++queued >= 50) await flush()
   }
   await flush()
-  const [inLine, inSeen] = await Promise.all([redis.zcard(k.line), redis.zcard(k.seen)])
-  if (inLine !== n || inSeen !== n) throw new Error(`filling ${room}: expected ${n} in line and seen, got ${inLine} and ${inSeen}`)
+  const inLine = await redis.zcard(k.line)
+  if (inLine !== n) throw new Error(`filling ${room}: expected ${n} in line, got ${inLine}`)
   const picked = Array.from({ length: cookies }, (_, i) => Math.floor(((i + 0.5) * n) / cookies))
   return queueCookies(
     room,
@@ -529,18 +538,25 @@ async function main(): Promise<number> {
     await sleep(300)
     const memAfter = await memoryInfo(redis)
     const memKeys = roomKeys(memRoom.id)
-    const [memLine, memSeen] = await Promise.all([redis.zcard(memKeys.line), redis.zcard(memKeys.seen)])
+    const seenKeys = await redis.keys(`${memKeys.seenPrefix}*`)
+    const keyUsage = async (key: string) => Number(await redis?.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'))
+    let memSeen = 0
+    let seenBytes = 0
+    for (const key of seenKeys) {
+      memSeen += await redis.hlen(key)
+      seenBytes += await keyUsage(key)
+    }
+    const memLine = await redis.zcard(memKeys.line)
     if (queued !== MEMORY_VISITORS || memLine !== MEMORY_VISITORS || memSeen !== MEMORY_VISITORS) {
       throw new Error(`memory: expected ${MEMORY_VISITORS} queued, got ${queued} queued, ${memLine} in line, ${memSeen} seen`)
     }
-    const keyUsage = async (key: string) => Number(await redis?.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'))
-    const [lineBytes, seenBytes] = await Promise.all([keyUsage(memKeys.line), keyUsage(memKeys.seen)])
+    const lineBytes = await keyUsage(memKeys.line)
     const encoding = await redis.call('OBJECT', 'ENCODING', memKeys.line)
     const usedDelta = (memAfter.used_memory as number) - (memBefore.used_memory as number)
     const bytesPerVisitor = usedDelta / MEMORY_VISITORS
     notes.push(
       `memory: used_memory +${fmtInt(usedDelta)} B for ${fmtInt(MEMORY_VISITORS)} visitors; MEMORY USAGE line ${fmtInt(lineBytes)} B ` +
-        `(${(lineBytes / MEMORY_VISITORS).toFixed(0)} B/member), seen ${fmtInt(seenBytes)} B (${(seenBytes / MEMORY_VISITORS).toFixed(0)} B/member), ` +
+        `(${(lineBytes / MEMORY_VISITORS).toFixed(0)} B/member), seen buckets ${fmtInt(seenBytes)} B in ${seenKeys.length} hashes (${(seenBytes / MEMORY_VISITORS).toFixed(0)} B/visitor), ` +
         `encoding ${String(encoding)}; used_memory_dataset +${fmtInt((memAfter.used_memory_dataset ?? 0) - (memBefore.used_memory_dataset ?? 0))} B`,
     )
 

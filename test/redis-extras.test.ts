@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Cluster, Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { roomKeys } from '../src/adapters/redis/keys.js'
+import { roomKeys, SEEN_BUCKETS, seenBucketOf } from '../src/adapters/redis/keys.js'
 import { RedisQueueStore } from '../src/adapters/redis/queue-store.js'
 import { SCRIPTS } from '../src/adapters/redis/scripts.js'
 import { queueStoreContract } from './contract/queue-store.js'
@@ -57,6 +57,26 @@ describe('Redis scripts', () => {
     expect(keys.length).toBeGreaterThanOrEqual(5)
     for (const key of keys) expect(key.startsWith(`anteroom:{${room}}:`)).toBe(true)
     for (const key of Object.values(roomKeys(room))) expect(key).toContain(`{${room}}`)
+  })
+})
+
+describe('seen buckets', () => {
+  it('the script and keys.ts put a visitor in the same bucket, and buckets stay compact listpacks', async () => {
+    const store = new RedisQueueStore(redis)
+    const room = 'buckets'
+    const k = roomKeys(room)
+    const visitors = Array.from({ length: 3000 }, (_, i) => `w${String(i).padStart(15, '0')}`)
+    await Promise.all(visitors.map((visitor) => store.poll({ room, visitor, limits })))
+    for (const v of visitors.slice(0, 50)) expect(await redis.hexists(`${k.seenPrefix}${seenBucketOf(v)}`, v)).toBe(1)
+    const keys = await redis.keys(`${k.seenPrefix}*`)
+    let entries = 0
+    for (const key of keys) {
+      entries += await redis.hlen(key)
+      expect(await redis.object('ENCODING', key)).toBe('listpack')
+      expect(Number(key.slice(k.seenPrefix.length))).toBeLessThan(SEEN_BUCKETS)
+    }
+    expect(entries).toBe(visitors.length)
+    expect(await redis.zcard(k.sweep)).toBe(keys.length)
   })
 })
 

@@ -5,13 +5,25 @@ export function roomKeys(room: string) {
   const p = `anteroom:{${room}}`
   return {
     line: `${p}:q`,
-    seen: `${p}:seen`,
+    sweep: `${p}:sweep`,
+    /** Prefix of the seen buckets: `${seenPrefix}${seenBucketOf(visitor)}`. */
+    seenPrefix: `${p}:seen:`,
     active: `${p}:act`,
     ended: `${p}:ended`,
     admissions: `${p}:adm`,
     stats: `${p}:stat`,
     lastArrival: `${p}:last`,
   }
+}
+
+/** How many seen buckets a room has; must match BUCKETS in lua/poll-7.lua. */
+export const SEEN_BUCKETS = 16384
+
+/** The seen bucket of a visitor: the same function as bucketOf in lua/poll-7.lua. */
+export function seenBucketOf(visitor: string): number {
+  let h = 0
+  for (let i = 0; i < visitor.length; i++) h = (h * 31 + visitor.charCodeAt(i)) % SEEN_BUCKETS
+  return h
 }
 
 /** One hash of every room's settings, field = room id, value = JSON. */

@@ -62,7 +62,7 @@ export class RedisQueueStore implements QueueStore {
       reply = (await runScript(
         this.redis,
         SCRIPTS.poll,
-        [k.line, k.seen, k.active, k.admissions, k.stats, k.lastArrival],
+        [k.line, k.sweep, k.active, k.admissions, k.stats, k.lastArrival, k.seenPrefix],
         args,
       )) as number[]
     } catch (err) {

@@ -22,7 +22,7 @@ function load(file: string): Script {
 }
 
 export const SCRIPTS = {
-  poll: load('poll-6.lua'),
+  poll: load('poll-7.lua'),
   renew: load('renew-2.lua'),
   end: load('end-2.lua'),
   stats: load('stats-4.lua'),

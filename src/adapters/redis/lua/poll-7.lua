@@ -1,4 +1,4 @@
--- poll-6.lua: the polls of one or more visitors of a room, in one call. Each visitor joins or keeps
+-- poll-7.lua: the polls of one or more visitors of a room, in one call. Each visitor joins or keeps
 -- their place; visitors who stopped polling leave; ended sessions free their slots; the head of the
 -- line is admitted within the room's limits; each visitor gets their answer.
 -- The edge batches the polls that arrive together, so one EVALSHA serves many visitors. The work is
@@ -6,7 +6,7 @@
 --
 -- Input:
 --   KEYS[1] q     zset    visitor -> arrival µs              (the line, FIFO by score)
---   KEYS[2] seen  zset    visitor -> last poll ms             (waiting visitors only)
+--   KEYS[2] sweep zset    seen bucket -> when its oldest entry goes stale, ms
 --   KEYS[3] act   zset    visitor -> session expiry ms        (admitted; an admission not yet
 --                                                              collected expires abandonAfter after
 --                                                              the visitor's last poll)
@@ -14,6 +14,9 @@
 --   KEYS[5] stat  hash    abandoned, admitted                 (running totals)
 --   KEYS[6] last  string  the last arrival handed out, µs     (arrivals are unique and rising,
 --                                                              so two visitors never tie)
+--   KEYS[7] seen  prefix  of the seen buckets: KEYS[7] .. b, b = bucketOf(visitor) in 0..16383,
+--                         each a small hash visitor -> last poll ms (waiting visitors only).
+--                         Small hashes stay listpacks: ~30 B a visitor, where a sorted set takes ~120.
 --   ARGV[1] now ms, or "" to use Redis TIME                   (tests drive time; production doesn't)
 --   ARGV[2] mode: fifo | paused | passthrough
 --   ARGV[3] totalActiveUsers
@@ -26,7 +29,7 @@
 --   state (1 queued, 2 admitted, 3 paused), arrival µs, position, waiting,
 --   admitted in the last 60 s, now ms, session expiry ms (0 unless admitted)
 
-local q, seen, act, adm, stat, last = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local q, sweep, act, adm, stat, last, seenPrefix = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local mode = ARGV[2]
 local cap = tonumber(ARGV[3])
 local perMinute = tonumber(ARGV[4])
@@ -44,6 +47,30 @@ else
 end
 
 local MAX_STEP = 500 -- most visitors one call drops or admits; the rest wait for the next call
+local BUCKETS = 16384 -- seen buckets; must match SEEN_BUCKETS in keys.ts
+local MAX_SWEEP = 16 -- most seen buckets one call checks for visitors who stopped polling
+
+local function bucketOf(visitor)
+  local h = 0
+  for i = 1, #visitor do h = (h * 31 + string.byte(visitor, i)) % BUCKETS end
+  return h
+end
+
+local function seenKey(visitor)
+  return seenPrefix .. bucketOf(visitor)
+end
+
+-- The visitor is waiting and polled now: note it, and make sure their bucket will be checked.
+local function markSeen(visitor)
+  local b = bucketOf(visitor)
+  redis.call('HSET', seenPrefix .. b, visitor, now)
+  redis.call('ZADD', sweep, 'NX', now + abandonMs, b)
+end
+
+-- The visitor no longer waits (admitted or gone).
+local function unseen(visitor)
+  redis.call('HDEL', seenKey(visitor), visitor)
+end
 
 -- Sessions that ran out free their slots; the rate window keeps only the last 60 s.
 redis.call('ZREMRANGEBYSCORE', act, '-inf', now)
@@ -66,7 +93,7 @@ for i = 1, count do
   if redis.call('ZSCORE', act, visitor) then
     -- Admitted while away, or already active: this poll collects the admission.
     redis.call('ZREM', q, visitor)
-    redis.call('ZREM', seen, visitor)
+    unseen(visitor)
     arrivals[i] = tokenArrival or nowUs
     admit(i)
   else
@@ -83,24 +110,46 @@ for i = 1, count do
     arrivals[i] = arrival
     if mode == 'passthrough' then
       redis.call('ZREM', q, visitor)
-      redis.call('ZREM', seen, visitor)
+      unseen(visitor)
       redis.call('ZADD', adm, now, visitor .. ':' .. now)
       admittedNow = admittedNow + 1
       admit(i)
     else
       if not known then redis.call('ZADD', q, arrival, visitor) end
-      redis.call('ZADD', seen, now, visitor)
+      markSeen(visitor)
     end
   end
 end
 
--- 2. Visitors silent for abandonAfter leave the line.
-local stale = redis.call('ZRANGEBYSCORE', seen, '-inf', now - abandonMs, 'LIMIT', 0, MAX_STEP)
-if #stale > 0 then
-  redis.call('ZREM', seen, unpack(stale))
-  redis.call('ZREM', q, unpack(stale))
-  redis.call('HINCRBY', stat, 'abandoned', #stale)
+-- 2. Visitors silent for abandonAfter leave the line. Each bucket is due when its oldest entry
+-- goes stale; checking it drops what is stale and schedules the bucket for its next oldest.
+local due = redis.call('ZRANGEBYSCORE', sweep, '-inf', now, 'LIMIT', 0, MAX_SWEEP)
+local abandoned = 0
+for _, b in ipairs(due) do
+  local key = seenPrefix .. b
+  local entries = redis.call('HGETALL', key)
+  local oldest = nil
+  local gone = {}
+  for j = 1, #entries, 2 do
+    local seenAt = tonumber(entries[j + 1])
+    if seenAt <= now - abandonMs then
+      gone[#gone + 1] = entries[j]
+    elseif not oldest or seenAt < oldest then
+      oldest = seenAt
+    end
+  end
+  if #gone > 0 then
+    redis.call('HDEL', key, unpack(gone))
+    redis.call('ZREM', q, unpack(gone))
+    abandoned = abandoned + #gone
+  end
+  if oldest then
+    redis.call('ZADD', sweep, oldest + abandonMs, b)
+  else
+    redis.call('ZREM', sweep, b)
+  end
 end
+if abandoned > 0 then redis.call('HINCRBY', stat, 'abandoned', abandoned) end
 
 -- 3. Admit from the head of the line: as many as free slots and both rate windows allow.
 local granted = {}
@@ -122,15 +171,15 @@ if mode == 'fifo' then
           expires = now + sessionMs
           granted[v] = expires
         else
-          expires = tonumber(redis.call('ZSCORE', seen, v) or now) + abandonMs
+          expires = tonumber(redis.call('HGET', seenKey(v), v) or now) + abandonMs
         end
+        unseen(v)
         slots[#slots + 1] = expires
         slots[#slots + 1] = v
         events[#events + 1] = now
         events[#events + 1] = v .. ':' .. now
       end
       redis.call('ZREM', q, unpack(heads))
-      redis.call('ZREM', seen, unpack(heads))
       redis.call('ZADD', act, unpack(slots))
       redis.call('ZADD', adm, unpack(events))
       admittedNow = admittedNow + #heads
