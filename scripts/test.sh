@@ -20,7 +20,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 if [ ! -x node_modules/.bin/vitest ]; then
-  npm ci --no-audit --no-fund
+  npm install --no-audit --no-fund
 fi
 
 echo "test: lint and format (biome)"
