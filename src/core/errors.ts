@@ -9,6 +9,9 @@ export type ErrorCode =
   | 'ERR_BAD_REQUEST'
   | 'ERR_NOT_FOUND'
   | 'ERR_HOST_NOT_SERVED'
+  | 'ERR_DB_BUSY'
+  | 'ERR_PAYMENT_DECLINED'
+  | 'ERR_UNAUTHORIZED'
   | 'ERR_TOKEN_INVALID'
 
 export class AnteroomError extends Error {

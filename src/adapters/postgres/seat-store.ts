@@ -1,0 +1,210 @@
+// SeatStore on PostgreSQL: every rule is a conditional write in ./sql, decided by the database on
+// its own clock. Transactions run with short lock and statement timeouts, and serialization
+// failures and deadlocks (40001, 40P01) are retried a few times with jitter.
+import { randomUUID } from 'node:crypto'
+import { AnteroomError } from '../../core/errors.js'
+import type { EventInfo, Hold, HoldOutcome, Payment, SeatStore, SeatView, StoredAnswer } from '../../ports/seat-store.js'
+import { type Db, type Sql, sqlState } from './db.js'
+import { statement as sql } from './statements.js'
+
+const RETRIED = new Set(['40001', '40P01'])
+const MAX_ATTEMPTS = 5
+
+export interface PostgresSeatStoreOptions {
+  lockTimeoutMs?: number
+  statementTimeoutMs?: number
+}
+
+/** Thrown inside a transaction to roll it back and return a value. */
+class Rollback<T> {
+  constructor(readonly value: T) {}
+}
+
+interface HoldRow {
+  id: string
+  event_id: string
+  holder: string
+  seats: string[]
+  expires_at: Date | string
+  status: Hold['status']
+  live?: boolean
+  price_cents?: number
+  room?: string
+}
+
+function iso(t: Date | string): string {
+  return t instanceof Date ? t.toISOString() : new Date(t).toISOString()
+}
+
+function toHold(r: HoldRow, event?: EventInfo): Hold {
+  return {
+    id: r.id,
+    eventId: r.event_id,
+    holder: r.holder,
+    seats: r.seats,
+    expiresAt: iso(r.expires_at),
+    status: r.status,
+    live: r.live ?? true,
+    priceCents: r.price_cents ?? event?.priceCents ?? 0,
+    room: r.room ?? event?.room ?? '',
+  }
+}
+
+function toPayment(r: Record<string, unknown>): Payment {
+  return {
+    key: r.idempotency_key as string,
+    holdId: r.hold_id as string,
+    holder: r.holder as string,
+    amountCents: r.amount_cents as number,
+    status: r.status as Payment['status'],
+    chargeId: (r.charge_id as string | null) ?? null,
+    responseStatus: (r.response_status as number | null) ?? null,
+    response: typeof r.response === 'string' ? JSON.parse(r.response) : (r.response ?? null),
+  }
+}
+
+export class PostgresSeatStore implements SeatStore {
+  private readonly lockTimeoutMs: number
+  private readonly statementTimeoutMs: number
+
+  constructor(
+    private readonly db: Db,
+    options: PostgresSeatStoreOptions = {},
+  ) {
+    this.lockTimeoutMs = options.lockTimeoutMs ?? 2000
+    this.statementTimeoutMs = options.statementTimeoutMs ?? 5000
+  }
+
+  /** A transaction with timeouts, retried on serialization failures and deadlocks. */
+  private async tx<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.db.transaction(async (tx) => {
+          await tx.query(`SET LOCAL lock_timeout = '${this.lockTimeoutMs}ms'`)
+          await tx.query(`SET LOCAL statement_timeout = '${this.statementTimeoutMs}ms'`)
+          return fn(tx)
+        })
+      } catch (err) {
+        if (err instanceof Rollback) return err.value as T
+        const state = sqlState(err)
+        if (state !== undefined && RETRIED.has(state) && attempt < MAX_ATTEMPTS) {
+          await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt))
+          continue
+        }
+        if (state === '55P03' || state === '57014' || (state !== undefined && RETRIED.has(state))) {
+          throw new AnteroomError('ERR_DB_BUSY', 'The seats are busy; please try again', { cause: err })
+        }
+        throw err
+      }
+    }
+  }
+
+  async event(id: string): Promise<EventInfo | undefined> {
+    const [r] = await this.db.query<Record<string, unknown>>(sql('event-get'), [id])
+    if (r === undefined) return undefined
+    return {
+      id: r.id as string,
+      name: r.name as string,
+      room: r.room as string,
+      priceCents: r.price_cents as number,
+      holdSeconds: r.hold_seconds as number,
+      maxPerVisitor: r.max_per_visitor as number,
+    }
+  }
+
+  async seatMap(eventId: string): Promise<SeatView[]> {
+    const rows = await this.db.query<{ seat: string; row_label: string; number: number; status: SeatView['status'] }>(sql('seat-map'), [
+      eventId,
+    ])
+    return rows.map((r) => ({ seat: r.seat, row: r.row_label, number: r.number, status: r.status }))
+  }
+
+  async hold(input: { event: EventInfo; holder: string; seats: string[] }): Promise<HoldOutcome> {
+    const { event, holder, seats } = input
+    const known = new Set((await this.db.query<{ seat: string }>(sql('seats-known'), [event.id, seats])).map((r) => r.seat))
+    const unknown = seats.filter((s) => !known.has(s))
+    if (unknown.length > 0) return { kind: 'unknown-seats', unknown }
+    const id = randomUUID()
+    const outcome = await this.tx<HoldOutcome | undefined>(async (tx) => {
+      await tx.query(sql('visitor-lock'), [event.id, holder])
+      const [count] = await tx.query<{ n: number }>(sql('visitor-count'), [event.id, holder])
+      const current = count?.n ?? 0
+      if (current + seats.length > event.maxPerVisitor) return { kind: 'limit', limit: event.maxPerVisitor, current }
+      const claimed = await tx.query<{ seat: string }>(sql('hold-claim'), [event.id, seats, holder, id, event.holdSeconds])
+      if (claimed.length !== seats.length) throw new Rollback(undefined)
+      const [row] = await tx.query<HoldRow>(sql('hold-insert'), [id, event.id, holder, seats, event.holdSeconds])
+      return { kind: 'held', hold: toHold(row as HoldRow, event) }
+    })
+    if (outcome !== undefined) return outcome
+    const taken = (await this.db.query<{ seat: string }>(sql('seats-taken'), [event.id, seats])).map((r) => r.seat)
+    const nearest = (await this.db.query<{ seat: string }>(sql('seats-nearest'), [event.id, seats, Math.max(seats.length, 4)])).map(
+      (r) => r.seat,
+    )
+    return { kind: 'taken', taken, nearest }
+  }
+
+  async getHold(id: string): Promise<Hold | undefined> {
+    const [r] = await this.db.query<HoldRow>(sql('hold-get'), [id])
+    return r === undefined ? undefined : toHold(r)
+  }
+
+  async beginPayment(input: { key: string; holdId: string; holder: string; amountCents: number }): Promise<Payment | undefined> {
+    const fresh = await this.db.query(sql('payment-begin'), [input.key, input.holdId, input.holder, input.amountCents])
+    if (fresh.length > 0) return undefined
+    return this.getPayment(input.key)
+  }
+
+  async getPayment(key: string): Promise<Payment | undefined> {
+    const [r] = await this.db.query<Record<string, unknown>>(sql('payment-get'), [key])
+    return r === undefined ? undefined : toPayment(r)
+  }
+
+  async book(input: {
+    hold: Hold
+    paymentKey: string
+    chargeId: string
+    answer: (tickets: { id: number; seat: string }[]) => StoredAnswer
+  }): Promise<StoredAnswer | undefined> {
+    const { hold } = input
+    return this.tx(async (tx) => {
+      const sold = await tx.query<{ seat: string }>(sql('book-seats'), [hold.eventId, hold.id, hold.holder])
+      if (sold.length !== hold.seats.length) throw new Rollback(undefined)
+      const tickets = await tx.query<{ id: string | number; seat: string }>(sql('tickets-issue'), [
+        hold.eventId,
+        hold.seats,
+        hold.holder,
+        hold.id,
+        input.paymentKey,
+      ])
+      await tx.query(sql('hold-finish'), [hold.id, 'confirmed', hold.holder])
+      const answer = input.answer(tickets.map((t) => ({ id: Number(t.id), seat: t.seat })))
+      await tx.query(sql('payment-finish'), [input.paymentKey, 'confirmed', input.chargeId, answer.status, JSON.stringify(answer.body)])
+      return answer
+    })
+  }
+
+  async finishPayment(key: string, status: 'refunded' | 'failed', chargeId: string | null, answer: StoredAnswer): Promise<void> {
+    await this.db.query(sql('payment-finish'), [key, status, chargeId, answer.status, JSON.stringify(answer.body)])
+  }
+
+  async release(holdId: string, holder: string): Promise<string[]> {
+    return this.tx(async (tx) => {
+      const freed = await tx.query<{ seat: string }>(sql('hold-release'), [holdId, holder])
+      await tx.query(sql('hold-finish'), [holdId, 'released', holder])
+      return freed.map((r) => r.seat)
+    })
+  }
+
+  async sweep(limit = 1000): Promise<number> {
+    return (await this.db.query(sql('sweep'), [limit])).length
+  }
+
+  async invariant(eventId: string): Promise<{ sold: number; tickets: number; paid: number }> {
+    const [r] = await this.db.query<{ sold: number; tickets: number; paid: number }>(sql('invariant'), [eventId])
+    return { sold: r?.sold ?? 0, tickets: r?.tickets ?? 0, paid: r?.paid ?? 0 }
+  }
+
+  async close(): Promise<void> {
+    await this.db.close()
+  }
+}

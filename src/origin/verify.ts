@@ -1,0 +1,100 @@
+// Admission checks for any origin service: verify the Anteroom-Admission header with nothing but
+// the edge's JWKS URL. jose's remote key set caches keys, refetches on an unknown kid only after a
+// cooldown, and times out, so key rotation needs no restart and no coordination.
+//
+//   app.use('*', requireAdmission({ jwksUrl: 'https://edge.example/.well-known/jwks.json',
+//                                   issuer: 'anteroom', audience: 'origin' }))
+//   app.get('/me', (c) => c.json({ visitor: c.get('admission').sub }))
+import type { MiddlewareHandler } from 'hono'
+import { createRemoteJWKSet, errors, type JWTVerifyGetKey, jwtVerify } from 'jose'
+
+export const ADMISSION_HEADER = 'anteroom-admission'
+
+export interface Admission {
+  /** Visitor id. */
+  sub: string
+  /** Session id. */
+  jti: string
+  room: string
+  arr: number
+  iat: number
+  exp: number
+}
+
+export interface AdmissionCheckOptions {
+  jwksUrl: string | URL
+  issuer: string
+  audience: string
+  /** Accept only tokens for this room. */
+  room?: string
+  /** For tests: a key set to use instead of fetching jwksUrl. */
+  keys?: JWTVerifyGetKey
+}
+
+export type AdmissionCheck = { ok: true; admission: Admission } | { ok: false; status: 401 | 503; code: string; reason: string }
+
+function reject(code: string, reason: string, status: 401 | 503 = 401): AdmissionCheck {
+  return { ok: false, status, code, reason }
+}
+
+/** Returns a function that checks one token. Algorithms are pinned to ES256. */
+export function admissionVerifier(options: AdmissionCheckOptions): (token: string | undefined | null) => Promise<AdmissionCheck> {
+  const keys =
+    options.keys ??
+    createRemoteJWKSet(new URL(options.jwksUrl), { timeoutDuration: 5000, cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000 })
+  return async (token) => {
+    if (!token)
+      return reject('ERR_ADMISSION_MISSING', 'No Anteroom-Admission header: this service is only reachable through the waiting room')
+    if (token.length > 4096) return reject('ERR_ADMISSION_INVALID', 'The admission token is too long')
+    try {
+      const { payload } = await jwtVerify(token, keys, {
+        algorithms: ['ES256'],
+        issuer: options.issuer,
+        audience: options.audience,
+        requiredClaims: ['sub', 'jti', 'exp', 'iat'],
+      })
+      const { sub, jti, room, arr, iat, exp } = payload as Record<string, unknown>
+      if (
+        typeof sub !== 'string' ||
+        typeof jti !== 'string' ||
+        typeof room !== 'string' ||
+        typeof exp !== 'number' ||
+        typeof iat !== 'number'
+      ) {
+        return reject('ERR_ADMISSION_INVALID', 'The admission token lacks required claims')
+      }
+      if (options.room !== undefined && room !== options.room)
+        return reject('ERR_ADMISSION_WRONG_ROOM', 'The admission is for another room')
+      return { ok: true, admission: { sub, jti, room, arr: typeof arr === 'number' ? arr : 0, iat, exp } }
+    } catch (err) {
+      if (err instanceof errors.JWTExpired) return reject('ERR_ADMISSION_EXPIRED', 'The admission has expired')
+      if (err instanceof errors.JWTClaimValidationFailed)
+        return reject('ERR_ADMISSION_CLAIM', `The admission token's ${err.claim} claim is wrong`)
+      if (err instanceof errors.JOSEAlgNotAllowed)
+        return reject('ERR_ADMISSION_ALG', 'The admission token uses an algorithm that is not accepted')
+      if (err instanceof errors.JWKSNoMatchingKey) return reject('ERR_ADMISSION_KEY', 'The admission token was signed with an unknown key')
+      if (err instanceof errors.JWSSignatureVerificationFailed)
+        return reject('ERR_ADMISSION_SIGNATURE', 'The admission token signature is not valid')
+      if (err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid) {
+        return reject('ERR_ADMISSION_KEYS_UNAVAILABLE', 'The waiting room keys could not be fetched', 503)
+      }
+      if (err instanceof errors.JOSEError) return reject('ERR_ADMISSION_INVALID', 'The admission token is malformed')
+      return reject('ERR_ADMISSION_KEYS_UNAVAILABLE', 'The waiting room keys could not be fetched', 503)
+    }
+  }
+}
+
+/** Hono middleware: 401 with a clear reason unless the request carries a valid admission. */
+export function requireAdmission(options: AdmissionCheckOptions): MiddlewareHandler<{ Variables: { admission: Admission } }> {
+  const verify = admissionVerifier(options)
+  return async function requireAdmission(c, next) {
+    const result = await verify(c.req.header(ADMISSION_HEADER))
+    if (!result.ok) {
+      c.header('www-authenticate', `Anteroom error="${result.code}"`)
+      c.header('cache-control', 'no-store')
+      return c.json({ error: { code: result.code, message: result.reason } }, result.status)
+    }
+    c.set('admission', result.admission)
+    await next()
+  }
+}
