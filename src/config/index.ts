@@ -13,6 +13,8 @@ export interface Config {
   demoOriginPort: number
   /** Unset: the embedded in-process store (one instance only). */
   redisUrl: string | undefined
+  /** The bundled booking origin's PostgreSQL. Unset: embedded PGlite. */
+  databaseUrl: string | undefined
   /** HMAC secret for queue tokens. Generated when unset, which suits a single instance only. */
   queueSecret: string
   queueSecretGenerated: boolean
@@ -121,6 +123,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     originUrl: url(pick('ANTEROOM_ORIGIN', 'origin'), 'ANTEROOM_ORIGIN', ['http:', 'https:']),
     demoOriginPort: port(pick('ANTEROOM_DEMO_ORIGIN_PORT', 'demoOriginPort'), 'ANTEROOM_DEMO_ORIGIN_PORT', 8081),
     redisUrl: url(pick('ANTEROOM_REDIS_URL', 'redisUrl'), 'ANTEROOM_REDIS_URL', ['redis:', 'rediss:']),
+    databaseUrl: url(pick('ANTEROOM_DATABASE_URL', 'databaseUrl'), 'ANTEROOM_DATABASE_URL', ['postgres:', 'postgresql:']),
     queueSecret: secret ?? randomSecret(),
     queueSecretGenerated: secret === undefined,
     signingKeys,

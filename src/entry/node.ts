@@ -1,9 +1,9 @@
-// Node entry point: `npm start`. Reads the config, starts the demo origin when no origin is
-// configured, builds the edge and serves it.
+// Node entry point: `npm start`. Reads the config, starts the bundled booking origin (embedded
+// PGlite unless ANTEROOM_DATABASE_URL is set) when no origin is configured, builds the edge and serves it.
 import { serve } from '@hono/node-server'
 import { loadConfig } from '../config/index.js'
 import { isAnteroomError } from '../core/errors.js'
-import { createDemoOrigin } from '../demo/origin.js'
+import { buildBooking } from './booking.js'
 import { buildEdge } from './build.js'
 
 function log(event: string, fields: Record<string, unknown> = {}): void {
@@ -13,11 +13,19 @@ function log(event: string, fields: Record<string, unknown> = {}): void {
 async function main(): Promise<void> {
   const config = loadConfig(process.env)
   let originUrl = config.originUrl
+  let booking: Awaited<ReturnType<typeof buildBooking>> | undefined
   if (originUrl === undefined) {
-    const demo = serve({ fetch: createDemoOrigin().fetch, hostname: '127.0.0.1', port: config.demoOriginPort })
-    await new Promise((resolve) => demo.once('listening', resolve))
+    booking = await buildBooking({
+      databaseUrl: config.databaseUrl,
+      jwksUrl: `http://127.0.0.1:${config.port}/.well-known/jwks.json`,
+      issuer: config.issuer,
+      audience: config.audience,
+      room: config.rooms[0]?.id ?? 'demo',
+    })
+    const server = serve({ fetch: booking.app.fetch, hostname: '127.0.0.1', port: config.demoOriginPort })
+    await new Promise((resolve) => server.once('listening', resolve))
     originUrl = `http://127.0.0.1:${config.demoOriginPort}`
-    log('demo_origin', { url: originUrl })
+    log('booking_origin', { url: originUrl, database: config.databaseUrl ? 'postgresql' : 'embedded PGlite', demoEvent: 'demo' })
   }
   if (config.queueSecretGenerated)
     log('warning', { message: 'ANTEROOM_QUEUE_SECRET is not set: using a random one. Fine for one instance; set it for several.' })
@@ -34,7 +42,7 @@ async function main(): Promise<void> {
   })
   const stop = () => {
     server.close()
-    void edge.close().finally(() => process.exit(0))
+    void Promise.allSettled([edge.close(), booking?.close()]).finally(() => process.exit(0))
   }
   process.once('SIGINT', stop)
   process.once('SIGTERM', stop)
