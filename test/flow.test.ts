@@ -1,0 +1,89 @@
+// The whole flow as `npm start` wires it: a visitor goes through the edge, is admitted, and books
+// on the booking origin, which checks admissions against the edge's JWKS URL over HTTP.
+import { serve } from '@hono/node-server'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { buildBooking } from '../src/entry/booking.js'
+import type { Edge } from '../src/entry/build.js'
+import { testEdge } from './support/edge.js'
+import { freePort } from './support/redis-server.js'
+
+let edge: Edge
+let booking: Awaited<ReturnType<typeof buildBooking>>
+let edgeUrl: string
+let originUrl: string
+const servers: ReturnType<typeof serve>[] = []
+
+beforeAll(async () => {
+  const [edgePort, originPort] = [await freePort(), await freePort()]
+  edgeUrl = `http://127.0.0.1:${edgePort}`
+  originUrl = `http://127.0.0.1:${originPort}`
+  booking = await buildBooking({
+    databaseUrl: inject('postgresUrl'),
+    jwksUrl: `${edgeUrl}/.well-known/jwks.json`,
+    issuer: 'anteroom',
+    audience: 'origin',
+    room: 'demo',
+  })
+  edge = await testEdge({ rooms: [{ id: 'demo', paths: ['/'], totalActiveUsers: 100, newUsersPerMinute: 600 }], originUrl })
+  servers.push(serve({ fetch: booking.app.fetch, hostname: '127.0.0.1', port: originPort }))
+  servers.push(serve({ fetch: edge.app.fetch, hostname: '127.0.0.1', port: edgePort }))
+  await Promise.all(servers.map((s) => new Promise((r) => (s.listening ? r(null) : s.once('listening', r)))))
+})
+afterAll(async () => {
+  for (const s of servers) await new Promise((r) => s.close(r))
+  await edge.close()
+  await booking.close()
+})
+
+/** fetch with a cookie jar, like a browser. */
+function browser() {
+  const jar = new Map<string, string>()
+  return async (path: string, init: RequestInit = {}) => {
+    const headers = new Headers(init.headers)
+    if (jar.size > 0) headers.set('cookie', [...jar].map(([k, v]) => `${k}=${v}`).join('; '))
+    const res = await fetch(`${edgeUrl}${path}`, { ...init, headers })
+    for (const line of res.headers.getSetCookie()) {
+      const [pair = ''] = line.split(';')
+      const eq = pair.indexOf('=')
+      if (/Max-Age=0/.test(line)) jar.delete(pair.slice(0, eq))
+      else jar.set(pair.slice(0, eq), pair.slice(eq + 1))
+    }
+    return res
+  }
+}
+
+describe('edge in front of the booking origin', () => {
+  it('a visitor is admitted, sees the seat map, holds, pays, and the invariant holds', async () => {
+    const go = browser()
+    const page = await go('/', { headers: { accept: 'text/html' } })
+    expect(page.status).toBe(200)
+    expect(await page.text()).toContain('Pick up to 4 seats')
+    const map = await go('/events/demo/seats')
+    expect(map.status).toBe(200)
+    const free = ((await map.json()) as { seats: { seat: string; status: string }[] }).seats.filter((s) => s.status === 'free')
+    const wanted = free.slice(0, 2).map((s) => s.seat)
+    const hold = await go('/events/demo/holds', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ seats: wanted }),
+    })
+    expect(hold.status).toBe(201)
+    const { hold: h } = (await hold.json()) as { hold: { id: string } }
+    const paid = await go(`/holds/${h.id}/confirm`, { method: 'POST', headers: { 'idempotency-key': `flow-${h.id}` } })
+    expect(paid.status).toBe(200)
+    expect(await paid.json()).toMatchObject({ booked: true, tickets: wanted.map((seat) => ({ seat })) })
+    const invariant = (await (await go('/events/demo/invariant')).json()) as { ok: boolean; sold: number }
+    expect(invariant.ok).toBe(true)
+    expect(invariant.sold).toBeGreaterThanOrEqual(2)
+  })
+
+  it('the origin itself refuses requests that did not come through the waiting room', async () => {
+    const direct = await fetch(`${originUrl}/events/demo/seats`)
+    expect(direct.status).toBe(401)
+    expect(await direct.json()).toMatchObject({ error: { code: 'ERR_ADMISSION_MISSING' } })
+    const forged = await fetch(`${originUrl}/events/demo/seats`, {
+      headers: { 'anteroom-admission': 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.' },
+    })
+    expect(forged.status).toBe(401)
+  })
+})
