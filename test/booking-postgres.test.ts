@@ -61,7 +61,8 @@ describe('timeouts and retries on the PostgreSQL server', () => {
         db.transaction((tx) =>
           fn({
             async query<T>(text: string, params?: unknown[]) {
-              if (text.startsWith('-- hold-claim.sql') && failures-- > 0) throw Object.assign(new Error('deadlock detected'), { code: '40P01' })
+              if (text.startsWith('-- hold-claim.sql') && failures-- > 0)
+                throw Object.assign(new Error('deadlock detected'), { code: '40P01' })
               return tx.query<T>(text, params)
             },
           }),

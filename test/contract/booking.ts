@@ -160,6 +160,7 @@ export function bookingContract(name: string, makeDb: () => Promise<Db>): void {
         expect(results.filter((r) => r.status === 201)).toHaveLength(4)
         expect(results.filter((r) => r.status === 409 && r.body.error.code === 'ERR_VISITOR_LIMIT')).toHaveLength(16)
         expect(Object.values(await statuses(event)).filter((s) => s === 'held')).toHaveLength(4)
+        expect((await call(app, 'GET', `/events/${event}/invariant`, { token })).body).toEqual({ sold: 0, tickets: 0, paid: 0, ok: true })
       })
 
       it('bad bodies get a 400 that names the problem', async () => {
