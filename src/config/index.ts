@@ -24,6 +24,8 @@ export interface Config {
   audience: string
   secureCookies: boolean
   rooms: RoomSettings[]
+  /** Admin API and UI credentials: name and bearer token. Empty: `npm start` makes one. */
+  adminUsers: { name: string; token: string }[]
 }
 
 const DEFAULT_ROOM = {
@@ -116,6 +118,26 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     signingKeys = keysInput as JWK[]
   }
 
+  const adminUsers: { name: string; token: string }[] = []
+  const single = pick('ANTEROOM_ADMIN_TOKEN', 'adminToken')
+  if (single !== undefined) adminUsers.push({ name: 'admin', token: single })
+  const many = pick('ANTEROOM_ADMIN_TOKENS', 'adminTokens')
+  if (many !== undefined) {
+    for (const [i, pair] of String(many).split(',').entries()) {
+      const at = pair.indexOf(':')
+      const name = pair.slice(0, at).trim()
+      if (at < 1 || !/^[A-Za-z0-9_.@-]{1,64}$/.test(name)) bad(`ANTEROOM_ADMIN_TOKENS[${i}]`, 'must be name:token')
+      adminUsers.push({ name, token: pair.slice(at + 1).trim() })
+    }
+  }
+  adminUsers.forEach((u, i) => {
+    if (u.token.length < 24)
+      bad(
+        i === 0 && single !== undefined ? 'ANTEROOM_ADMIN_TOKEN' : `ANTEROOM_ADMIN_TOKENS[${i}]`,
+        'a token must be at least 24 characters',
+      )
+  })
+
   const secure = pick('ANTEROOM_SECURE_COOKIES', 'secureCookies')
   return Object.freeze({
     host: pick('ANTEROOM_HOST', 'host') ?? '127.0.0.1',
@@ -131,5 +153,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     audience: pick('ANTEROOM_AUDIENCE', 'audience') ?? 'origin',
     secureCookies: secure === 'true' || (secure as unknown) === true,
     rooms,
+    adminUsers,
   })
 }

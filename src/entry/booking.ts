@@ -22,7 +22,14 @@ export interface BookingOptions {
 export async function buildBooking(o: BookingOptions) {
   const db: Db = o.databaseUrl ? postgresDb(o.databaseUrl) : await pgliteDb()
   await migrate(db)
-  await seedEvent(db, { id: 'demo', name: 'Demo night: 40 seats', room: o.room, priceCents: 4500, rows: ['A', 'B', 'C', 'D'], seatsPerRow: 10 })
+  await seedEvent(db, {
+    id: 'demo',
+    name: 'Demo night: 40 seats',
+    room: o.room,
+    priceCents: 4500,
+    rows: ['A', 'B', 'C', 'D'],
+    seatsPerRow: 10,
+  })
   const seats = new PostgresSeatStore(db)
   const app = createOriginApp({
     seats,

@@ -1,7 +1,9 @@
 // Node entry point: `npm start`. Reads the config, starts the bundled booking origin (embedded
 // PGlite unless ANTEROOM_DATABASE_URL is set) when no origin is configured, builds the edge and serves it.
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { serve } from '@hono/node-server'
-import { loadConfig } from '../config/index.js'
+import { type Config, loadConfig } from '../config/index.js'
 import { isAnteroomError } from '../core/errors.js'
 import { buildBooking } from './booking.js'
 import { buildEdge } from './build.js'
@@ -10,8 +12,21 @@ function log(event: string, fields: Record<string, unknown> = {}): void {
   process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), event, ...fields })}\n`)
 }
 
+/**
+ * With no admin token configured, makes one for this run and writes it to .anteroom/admin-token
+ * (mode 600): the log names the file, never the token.
+ */
+function ensureAdmin(config: Config): Config {
+  if (config.adminUsers.length > 0) return config
+  const token = randomBytes(24).toString('base64url')
+  mkdirSync('.anteroom', { recursive: true, mode: 0o700 })
+  writeFileSync('.anteroom/admin-token', `${token}\n`, { mode: 0o600 })
+  log('admin_token_created', { file: '.anteroom/admin-token', hint: 'sign in at /_anteroom/admin with the token in this file' })
+  return Object.freeze({ ...config, adminUsers: [{ name: 'admin', token }] })
+}
+
 async function main(): Promise<void> {
-  const config = loadConfig(process.env)
+  const config = ensureAdmin(loadConfig(process.env))
   let originUrl = config.originUrl
   let booking: Awaited<ReturnType<typeof buildBooking>> | undefined
   if (originUrl === undefined) {

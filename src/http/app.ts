@@ -29,6 +29,9 @@ export interface EdgeDeps {
   /** Mark cookies Secure even on plain HTTP (behind a TLS-terminating proxy). */
   secureCookies?: boolean
   log?: (event: string, fields: Record<string, unknown>) => void
+  /** The admin API and UI, mounted under /_anteroom (see admin/routes.ts). */
+  // biome-ignore lint/suspicious/noExplicitAny: any Hono sub-app with its own variables
+  admin?: Hono<any>
 }
 
 export interface StatusBody {
@@ -317,6 +320,8 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     }
     return c.json(busy, 503)
   })
+
+  if (deps.admin) app.route('/_anteroom', deps.admin)
 
   app.all('/_anteroom/*', () => {
     throw new AnteroomError('ERR_NOT_FOUND', 'No such Anteroom endpoint')

@@ -45,7 +45,7 @@ export class RoomDirectory {
 
   async reload(): Promise<void> {
     try {
-      const stored = await this.store.list()
+      const stored = (await this.store.list()).map((r) => r.settings)
       const missing = this.seeds.filter((seed) => !stored.some((r) => r.id === seed.id))
       if (missing.length > 0) await this.store.seed(missing)
       this.current = [...stored, ...missing]

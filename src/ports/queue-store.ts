@@ -49,9 +49,24 @@ export interface RoomStats {
   waiting: number
   active: number
   admittedLastMinute: number
+  /** Visitors dropped for not polling, in all. */
   abandoned: number
+  /** ... and in about the last minute (10-s granularity). */
+  abandonedLastMinute: number
   now: number
 }
+
+/** One point of the admin chart. */
+export interface RoomSample {
+  t: number
+  waiting: number
+  active: number
+  admittedLastMinute: number
+  abandonedLastMinute: number
+}
+
+/** How much history the admin chart keeps. */
+export const HISTORY_MS = 30 * 60_000
 
 export interface QueueStore {
   /** One visitor's poll: join or keep their place, drop stale entries, admit in FIFO order. */
@@ -60,7 +75,13 @@ export interface QueueStore {
   renew(input: RenewInput): Promise<RenewResult>
   /** Ends one visitor's session; their token is refused at its next renewal. Returns whether there was one. */
   endSession(room: string, visitor: string, now?: number): Promise<boolean>
+  /** Ends every session of a room; returns how many there were. */
+  endAllSessions(room: string, now?: number): Promise<number>
   stats(room: string, now?: number): Promise<RoomStats>
+  /** Records the room's numbers for its 10-s bucket, unless another edge already did. */
+  recordSample(room: string, now?: number): Promise<void>
+  /** The samples of the last 30 minutes, oldest first. */
+  history(room: string): Promise<RoomSample[]>
   /** Cheap liveness check for /_anteroom/health. */
   ping(): Promise<boolean>
   close(): Promise<void>

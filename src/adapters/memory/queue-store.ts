@@ -1,6 +1,15 @@
 // QueueStore in process memory: the same rules as ../redis/lua/poll-5.lua, for a single instance
 // with no Redis. Kept step for step in line with the Lua so that one contract suite passes both.
-import type { PollInput, PollResult, QueueStore, RenewInput, RenewResult, RoomStats } from '../../ports/queue-store.js'
+import {
+  HISTORY_MS,
+  type PollInput,
+  type PollResult,
+  type QueueStore,
+  type RenewInput,
+  type RenewResult,
+  type RoomSample,
+  type RoomStats,
+} from '../../ports/queue-store.js'
 import { OrderedSet } from './ordered-set.js'
 
 const MAX_STEP = 500
@@ -12,8 +21,11 @@ interface Room {
   ended: OrderedSet
   admissions: OrderedSet
   abandoned: number
+  /** Abandoned visitors per 10-s bucket. */
+  abandonedBy: Map<number, number>
   admitted: number
   lastArrival: number
+  history: Map<number, RoomSample>
 }
 
 export class MemoryQueueStore implements QueueStore {
@@ -31,8 +43,10 @@ export class MemoryQueueStore implements QueueStore {
         ended: new OrderedSet(),
         admissions: new OrderedSet(),
         abandoned: 0,
+        abandonedBy: new Map(),
         admitted: 0,
         lastArrival: 0,
+        history: new Map(),
       }
       this.rooms.set(id, room)
     }
@@ -87,6 +101,11 @@ export class MemoryQueueStore implements QueueStore {
     const stale = r.seen.removeUpTo(now - limits.abandonAfterMs, MAX_STEP)
     for (const v of stale) r.line.remove(v)
     r.abandoned += stale.length
+    if (stale.length > 0) {
+      const bucket = Math.floor(now / 10000)
+      r.abandonedBy.set(bucket, (r.abandonedBy.get(bucket) ?? 0) + stale.length)
+      for (const b of r.abandonedBy.keys()) if (b < bucket - 6) r.abandonedBy.delete(b)
+    }
 
     let mine: number | undefined
     if (limits.mode === 'fifo') {
@@ -148,17 +167,53 @@ export class MemoryQueueStore implements QueueStore {
     return r.active.remove(visitor)
   }
 
+  async endAllSessions(room: string, at?: number): Promise<number> {
+    const now = at ?? this.clock()
+    const r = this.room(room)
+    const members = r.active.first(r.active.size)
+    for (const v of members) {
+      r.ended.add(v, now)
+      r.active.remove(v)
+    }
+    return members.length
+  }
+
   async stats(room: string, at?: number): Promise<RoomStats> {
     const now = at ?? this.clock()
     const r = this.room(room)
     this.expire(r, now)
+    const bucket = Math.floor(now / 10000)
+    let abandonedLastMinute = 0
+    for (let b = bucket - 5; b <= bucket; b++) abandonedLastMinute += r.abandonedBy.get(b) ?? 0
     return {
       waiting: r.line.size,
       active: r.active.size,
       admittedLastMinute: r.admissions.size,
       abandoned: r.abandoned,
+      abandonedLastMinute,
       now,
     }
+  }
+
+  async recordSample(room: string, at?: number): Promise<void> {
+    const now = at ?? this.clock()
+    const r = this.room(room)
+    const bucket = Math.floor(now / 10000)
+    if (r.history.has(bucket)) return
+    const s = await this.stats(room, now)
+    r.history.set(bucket, {
+      t: now,
+      waiting: s.waiting,
+      active: s.active,
+      admittedLastMinute: s.admittedLastMinute,
+      abandonedLastMinute: s.abandonedLastMinute,
+    })
+    const oldest = Math.floor((now - HISTORY_MS) / 10000)
+    for (const b of r.history.keys()) if (b < oldest) r.history.delete(b)
+  }
+
+  async history(room: string): Promise<RoomSample[]> {
+    return [...this.room(room).history.values()].sort((a, b) => a.t - b.t)
   }
 
   async ping(): Promise<boolean> {

@@ -13,6 +13,7 @@ export function roomKeys(room: string) {
     admissions: `${p}:adm`,
     stats: `${p}:stat`,
     lastArrival: `${p}:last`,
+    history: `${p}:hist`,
   }
 }
 
@@ -26,5 +27,8 @@ export function seenBucketOf(visitor: string): number {
   return h
 }
 
-/** One hash of every room's settings, field = room id, value = JSON. */
+/** One hash of every room's settings, field = room id, value = {"rev": n, "settings": {...}}. */
 export const SETTINGS_KEY = 'anteroom:settings'
+
+/** The admin audit log: a list of JSON entries, newest first. */
+export const AUDIT_KEY = 'anteroom:audit'

@@ -1,7 +1,16 @@
 // QueueStore on Redis: every operation is one EVALSHA of a script in ./lua.
 import type { Cluster, Redis } from 'ioredis'
 import { AnteroomError } from '../../core/errors.js'
-import type { PollInput, PollResult, QueueStore, RenewInput, RenewResult, RoomStats } from '../../ports/queue-store.js'
+import {
+  HISTORY_MS,
+  type PollInput,
+  type PollResult,
+  type QueueStore,
+  type RenewInput,
+  type RenewResult,
+  type RoomSample,
+  type RoomStats,
+} from '../../ports/queue-store.js'
 import { roomKeys } from './keys.js'
 import { runScript, SCRIPTS } from './scripts.js'
 
@@ -115,8 +124,54 @@ export class RedisQueueStore implements QueueStore {
     } catch (err) {
       throw unavailable(err)
     }
-    const [waiting, active, admittedLastMinute, abandoned, at] = reply as [number, number, number, number, number]
-    return { waiting, active, admittedLastMinute, abandoned, now: at }
+    const [waiting, active, admittedLastMinute, abandoned, abandonedLastMinute, at] = reply as [
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+    ]
+    return { waiting, active, admittedLastMinute, abandoned, abandonedLastMinute, now: at }
+  }
+
+  async endAllSessions(room: string, now?: number): Promise<number> {
+    const k = roomKeys(room)
+    try {
+      return (await runScript(this.redis, SCRIPTS.endAll, [k.active, k.ended], [now ?? ''])) as number
+    } catch (err) {
+      throw unavailable(err)
+    }
+  }
+
+  async recordSample(room: string, now?: number): Promise<void> {
+    const k = roomKeys(room)
+    try {
+      await runScript(this.redis, SCRIPTS.sample, [k.line, k.active, k.admissions, k.stats, k.history], [now ?? '', HISTORY_MS])
+    } catch (err) {
+      throw unavailable(err)
+    }
+  }
+
+  async history(room: string): Promise<RoomSample[]> {
+    let all: Record<string, string>
+    try {
+      all = await this.redis.hgetall(roomKeys(room).history)
+    } catch (err) {
+      throw unavailable(err)
+    }
+    return Object.values(all)
+      .map((line) => {
+        const [t, waiting, active, admittedLastMinute, abandonedLastMinute] = line.split(',').map(Number) as [
+          number,
+          number,
+          number,
+          number,
+          number,
+        ]
+        return { t, waiting, active, admittedLastMinute, abandonedLastMinute }
+      })
+      .sort((a, b) => a.t - b.t)
   }
 
   async ping(): Promise<boolean> {

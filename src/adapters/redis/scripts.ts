@@ -25,6 +25,9 @@ export const SCRIPTS = {
   poll: load('poll-7.lua'),
   renew: load('renew-2.lua'),
   end: load('end-2.lua'),
+  endAll: load('end-all-2.lua'),
+  settingsCas: load('settings-cas-1.lua'),
+  sample: load('sample-5.lua'),
   stats: load('stats-4.lua'),
 } as const
 

@@ -1,39 +1,70 @@
-// SettingsStore on Redis: one hash, field = room id, value = the room's settings as JSON.
+// SettingsStore on Redis: one hash, field = room id, value = {"rev": n, "settings": {...}}.
+// Changes go through settings-cas-1.lua, a compare-and-set on the revision.
 import type { Cluster, Redis } from 'ioredis'
 import { AnteroomError } from '../../core/errors.js'
 import { parseRoomSettings, type RoomSettings } from '../../core/settings.js'
-import type { SettingsStore } from '../../ports/settings-store.js'
+import type { ReplaceResult, SettingsStore, VersionedRoom } from '../../ports/settings-store.js'
 import { SETTINGS_KEY } from './keys.js'
+import { runScript, SCRIPTS } from './scripts.js'
+
+function decode(id: string, json: string): VersionedRoom | undefined {
+  try {
+    const stored = JSON.parse(json) as { rev?: unknown; settings?: unknown }
+    if (typeof stored.rev !== 'number') return undefined
+    return { rev: stored.rev, settings: parseRoomSettings(stored.settings, `settings[${id}].`) }
+  } catch {
+    // A damaged entry must not take every room down; the rest keep working.
+    return undefined
+  }
+}
+
+function unavailable(cause: unknown): AnteroomError {
+  return new AnteroomError('ERR_STORE_UNAVAILABLE', 'Redis did not answer', { cause })
+}
 
 export class RedisSettingsStore implements SettingsStore {
   constructor(private readonly redis: Redis | Cluster) {}
 
-  async list(): Promise<RoomSettings[]> {
+  async list(): Promise<VersionedRoom[]> {
     let all: Record<string, string>
     try {
       all = await this.redis.hgetall(SETTINGS_KEY)
     } catch (cause) {
-      throw new AnteroomError('ERR_STORE_UNAVAILABLE', 'Redis did not answer', { cause })
+      throw unavailable(cause)
     }
-    const rooms: RoomSettings[] = []
-    for (const [id, json] of Object.entries(all)) {
-      try {
-        rooms.push(parseRoomSettings(JSON.parse(json), `settings[${id}].`))
-      } catch {
-        // A damaged entry must not take every room down; the rest keep working.
-      }
+    return Object.entries(all)
+      .map(([id, json]) => decode(id, json))
+      .filter((r): r is VersionedRoom => r !== undefined)
+      .sort((a, b) => a.settings.id.localeCompare(b.settings.id))
+  }
+
+  async get(id: string): Promise<VersionedRoom | undefined> {
+    try {
+      const json = await this.redis.hget(SETTINGS_KEY, id)
+      return json === null ? undefined : decode(id, json)
+    } catch (cause) {
+      throw unavailable(cause)
     }
-    return rooms.sort((a, b) => a.id.localeCompare(b.id))
   }
 
   async seed(rooms: RoomSettings[]): Promise<void> {
     if (rooms.length === 0) return
     const pipeline = this.redis.pipeline()
-    for (const room of rooms) pipeline.hsetnx(SETTINGS_KEY, room.id, JSON.stringify(room))
+    for (const room of rooms) pipeline.hsetnx(SETTINGS_KEY, room.id, JSON.stringify({ rev: 1, settings: room }))
     await pipeline.exec()
   }
 
-  async put(room: RoomSettings): Promise<void> {
-    await this.redis.hset(SETTINGS_KEY, room.id, JSON.stringify(room))
+  async replace(settings: RoomSettings, expectedRev: number): Promise<ReplaceResult> {
+    let reply: [number, number | string]
+    try {
+      reply = (await runScript(this.redis, SCRIPTS.settingsCas, [SETTINGS_KEY], [settings.id, expectedRev, JSON.stringify(settings)])) as [
+        number,
+        number | string,
+      ]
+    } catch (cause) {
+      throw unavailable(cause)
+    }
+    if (reply[0] === 1) return { ok: true, rev: Number(reply[1]) }
+    return { ok: false, current: reply[1] === '' ? undefined : decode(settings.id, String(reply[1])) }
   }
 }

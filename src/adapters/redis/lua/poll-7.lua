@@ -11,7 +11,8 @@
 --                                                              collected expires abandonAfter after
 --                                                              the visitor's last poll)
 --   KEYS[4] adm   zset    "visitor:ms" -> admission ms        (the last 60 s: the rate window)
---   KEYS[5] stat  hash    abandoned, admitted                 (running totals)
+--   KEYS[5] stat  hash    abandoned, admitted (running totals); abn:<10-s bucket> -> visitors
+--                         dropped in that bucket (the last minute's abandonment, for admins)
 --   KEYS[6] last  string  the last arrival handed out, µs     (arrivals are unique and rising,
 --                                                              so two visitors never tie)
 --   KEYS[7] seen  prefix  of the seen buckets: KEYS[7] .. b, b = bucketOf(visitor) in 0..16383,
@@ -149,7 +150,12 @@ for _, b in ipairs(due) do
     redis.call('ZREM', sweep, b)
   end
 end
-if abandoned > 0 then redis.call('HINCRBY', stat, 'abandoned', abandoned) end
+if abandoned > 0 then
+  redis.call('HINCRBY', stat, 'abandoned', abandoned)
+  local bucket = math.floor(now / 10000)
+  redis.call('HINCRBY', stat, 'abn:' .. bucket, abandoned)
+  redis.call('HDEL', stat, 'abn:' .. (bucket - 7), 'abn:' .. (bucket - 8), 'abn:' .. (bucket - 9), 'abn:' .. (bucket - 10))
+end
 
 -- 3. Admit from the head of the line: as many as free slots and both rate windows allow.
 local granted = {}

@@ -1,0 +1,279 @@
+// The admin API (/_anteroom/api/...) and UI (/_anteroom/admin): event managers read and change
+// room settings live, watch the numbers, and pause, close or clear a room. Every route needs
+// credentials; every change is validated, compare-and-set on the room's revision, and audited.
+import { type Context, Hono } from 'hono'
+import { AnteroomError, isAnteroomError } from '../src/core/errors.js'
+import { parseRoomSettings, type RoomSettings } from '../src/core/settings.js'
+import { etaSeconds } from '../src/http/app.js'
+import { readCookie, serializeCookie } from '../src/http/cookies.js'
+import type { RoomDirectory } from '../src/http/room-directory.js'
+import type { AuditLog } from '../src/ports/audit-log.js'
+import type { Clock } from '../src/ports/clock.js'
+import type { QueueStore } from '../src/ports/queue-store.js'
+import type { SettingsStore, VersionedRoom } from '../src/ports/settings-store.js'
+import { ADMIN_COOKIE, type AdminAuth } from './auth.js'
+
+export interface AdminAssets {
+  html: string
+  js: string
+  css: string
+}
+
+export interface AdminDeps {
+  auth: AdminAuth
+  settings: SettingsStore
+  queue: QueueStore
+  audit: AuditLog
+  rooms: RoomDirectory
+  assets: AdminAssets
+  clock?: Clock
+  /** Whether the visitor came over TLS (cookies get Secure). */
+  secure?: (c: Context) => boolean
+}
+
+type Env = { Variables: { who: string; viaCookie: boolean } }
+
+const MAX_BODY = 16_384
+const NO_STORE = 'no-store'
+const etag = (rev: number) => `"rev-${rev}"`
+
+function problem(c: Context, status: number, code: string, message: string, extra: Record<string, unknown> = {}): Response {
+  c.header('cache-control', NO_STORE)
+  return c.json({ error: { code, message, ...extra } }, status as 400)
+}
+
+async function readJson(c: Context): Promise<Record<string, unknown> | Response> {
+  const text = await c.req.text()
+  if (text.length > MAX_BODY) return problem(c, 413, 'ERR_BODY', `The body is larger than ${MAX_BODY} bytes`)
+  let body: unknown
+  try {
+    body = JSON.parse(text)
+  } catch {
+    return problem(c, 400, 'ERR_BODY', 'The body must be a JSON object')
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return problem(c, 400, 'ERR_BODY', 'The body must be a JSON object')
+  return body as Record<string, unknown>
+}
+
+export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
+  const app = new Hono<Env>()
+  const now = () => deps.clock?.now() ?? Date.now()
+  const uiHeaders = {
+    'content-security-policy':
+      "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    'cache-control': NO_STORE,
+  }
+
+  // --- UI and sign-in: no credentials needed to load the page and sign in ---------------------
+  app.get('/admin', (c) => c.html(deps.assets.html, 200, uiHeaders))
+  app.get('/admin/app.js', (c) => c.body(deps.assets.js, 200, { ...uiHeaders, 'content-type': 'text/javascript; charset=utf-8' }))
+  app.get('/admin/style.css', (c) => c.body(deps.assets.css, 200, { ...uiHeaders, 'content-type': 'text/css; charset=utf-8' }))
+
+  app.post('/admin/login', async (c) => {
+    const body = await readJson(c)
+    if (body instanceof Response) return body
+    const who = deps.auth.byToken(typeof body.token === 'string' ? body.token : undefined)
+    if (who === undefined) return problem(c, 401, 'ERR_UNAUTHORIZED', 'That admin token is not valid')
+    const session = await deps.auth.newSession(who, now())
+    const cookie = serializeCookie(ADMIN_COOKIE, session, { maxAgeSeconds: 8 * 3600, secure: deps.secure?.(c) ?? false })
+    c.header('set-cookie', cookie.replace('SameSite=Lax', 'SameSite=Strict').replace('Path=/', 'Path=/_anteroom'))
+    return c.json({ who, csrf: await deps.auth.csrfFor(session) })
+  })
+
+  // --- Everything else needs a bearer token, or a session cookie plus CSRF on changes ----------
+  app.use('/api/*', async (c, next) => {
+    const bearer = /^Bearer (.+)$/.exec(c.req.header('authorization') ?? '')?.[1]
+    let who = deps.auth.byToken(bearer)
+    let viaCookie = false
+    if (who === undefined) {
+      const session = readCookie(c.req.header('cookie') ?? null, ADMIN_COOKIE)
+      who = await deps.auth.bySession(session, now())
+      viaCookie = who !== undefined
+      if (viaCookie && c.req.method !== 'GET' && c.req.method !== 'HEAD') {
+        const csrf = c.req.header('x-csrf-token')
+        if (csrf === undefined || csrf !== (await deps.auth.csrfFor(session as string))) {
+          return problem(c, 403, 'ERR_CSRF', 'A change from the admin UI needs its X-CSRF-Token header')
+        }
+      }
+    }
+    if (who === undefined) {
+      c.header('www-authenticate', 'Bearer realm="anteroom-admin"')
+      return problem(c, 401, 'ERR_UNAUTHORIZED', 'Admin credentials are required')
+    }
+    c.set('who', who)
+    c.set('viaCookie', viaCookie)
+    c.header('cache-control', NO_STORE)
+    await next()
+  })
+
+  app.get('/api/session', async (c) => {
+    const session = readCookie(c.req.header('cookie') ?? null, ADMIN_COOKIE)
+    return c.json({ who: c.get('who'), csrf: c.get('viaCookie') && session ? await deps.auth.csrfFor(session) : null })
+  })
+
+  app.post('/api/logout', (c) => {
+    c.header('set-cookie', `${ADMIN_COOKIE}=; Path=/_anteroom; Max-Age=0; HttpOnly; SameSite=Strict`)
+    return c.json({ ok: true })
+  })
+
+  async function room(c: Context<Env>): Promise<VersionedRoom> {
+    const found = await deps.settings.get(c.req.param('id') ?? '')
+    if (found === undefined) throw new AnteroomError('ERR_NOT_FOUND', 'No such room', { field: 'id' })
+    return found
+  }
+
+  /** Writes a change made from the current revision, audits it, and refreshes this edge at once. */
+  async function commit(c: Context<Env>, action: string, before: VersionedRoom, after: RoomSettings): Promise<Response> {
+    const result = await deps.settings.replace(after, before.rev)
+    if (!result.ok) {
+      const current = result.current
+      if (current) c.header('etag', etag(current.rev))
+      return problem(c, 412, 'ERR_STALE', 'Someone else changed this room first; here are the current settings', {
+        current: current?.settings,
+        etag: current ? etag(current.rev) : undefined,
+      })
+    }
+    await deps.audit.append({
+      at: new Date(now()).toISOString(),
+      who: c.get('who'),
+      action,
+      room: after.id,
+      before: before.settings,
+      after,
+    })
+    await deps.rooms.reload()
+    c.header('etag', etag(result.rev))
+    return c.json({ settings: after, etag: etag(result.rev) })
+  }
+
+  app.get('/api/rooms', async (c) => {
+    const rooms = await deps.settings.list()
+    return c.json({ rooms: rooms.map((r) => ({ settings: r.settings, etag: etag(r.rev) })) })
+  })
+
+  app.get('/api/rooms/:id', async (c) => {
+    const r = await room(c)
+    c.header('etag', etag(r.rev))
+    return c.json({ settings: r.settings, etag: etag(r.rev) })
+  })
+
+  const update = (merge: boolean) => async (c: Context<Env>) => {
+    const current = await room(c)
+    const ifMatch = c.req.header('if-match')
+    if (ifMatch === undefined)
+      return problem(c, 428, 'ERR_IF_MATCH_REQUIRED', 'Send If-Match with the ETag you read, so that changes never overwrite each other')
+    const body = await readJson(c)
+    if (body instanceof Response) return body
+    if ('id' in body && body.id !== current.settings.id)
+      return problem(c, 400, 'ERR_SETTINGS_INVALID', 'id: cannot be changed', { field: 'id' })
+    let next: RoomSettings
+    try {
+      next = parseRoomSettings(merge ? { ...current.settings, ...body, id: current.settings.id } : { ...body, id: current.settings.id })
+    } catch (err) {
+      if (isAnteroomError(err, 'ERR_SETTINGS_INVALID')) return problem(c, 400, err.code, err.message, { field: err.field })
+      throw err
+    }
+    const expected = /^"rev-(\d+)"$/.exec(ifMatch)?.[1]
+    if (expected === undefined || Number(expected) !== current.rev) {
+      c.header('etag', etag(current.rev))
+      return problem(c, 412, 'ERR_STALE', 'Someone else changed this room first; here are the current settings', {
+        current: current.settings,
+        etag: etag(current.rev),
+      })
+    }
+    return commit(c, 'settings.update', current, next)
+  }
+  app.patch('/api/rooms/:id', update(true))
+  app.put('/api/rooms/:id', update(false))
+
+  for (const [action, mode] of [
+    ['pause', 'paused'],
+    ['resume', 'fifo'],
+    ['close', 'closed'],
+  ] as const) {
+    app.post(`/api/rooms/:id/${action}`, async (c) => {
+      // Actions apply to whatever the settings are now, retrying if another change lands between.
+      for (let attempt = 0; ; attempt++) {
+        const current = await room(c)
+        const res = await commit(c, `room.${action}`, current, { ...current.settings, mode })
+        if (res.status !== 412 || attempt >= 3) return res
+      }
+    })
+  }
+
+  app.post('/api/rooms/:id/sessions/end-all', async (c) => {
+    const r = await room(c)
+    const ended = await deps.queue.endAllSessions(r.settings.id, deps.clock?.now())
+    await deps.audit.append({
+      at: new Date(now()).toISOString(),
+      who: c.get('who'),
+      action: 'sessions.end-all',
+      room: r.settings.id,
+      before: null,
+      after: { ended },
+    })
+    return c.json({ ended })
+  })
+
+  app.post('/api/rooms/:id/sessions/:visitor/end', async (c) => {
+    const r = await room(c)
+    const visitor = c.req.param('visitor')
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(visitor)) return problem(c, 400, 'ERR_BAD_REQUEST', 'visitor: not a visitor id', { field: 'visitor' })
+    const ended = await deps.queue.endSession(r.settings.id, visitor, deps.clock?.now())
+    await deps.audit.append({
+      at: new Date(now()).toISOString(),
+      who: c.get('who'),
+      action: 'session.end',
+      room: r.settings.id,
+      before: { visitor },
+      after: { ended },
+    })
+    return c.json({ ended })
+  })
+
+  app.get('/api/rooms/:id/stats', async (c) => {
+    const r = await room(c)
+    let store: 'up' | 'down' = 'up'
+    try {
+      const s = await deps.queue.stats(r.settings.id, deps.clock?.now())
+      return c.json({
+        room: r.settings.id,
+        mode: r.settings.mode,
+        waiting: s.waiting,
+        active: s.active,
+        admittedLastMinute: s.admittedLastMinute,
+        ratePerMinute: s.admittedLastMinute,
+        etaBackOfLineSeconds: s.waiting === 0 ? 0 : etaSeconds(s.waiting, s.admittedLastMinute),
+        abandonedLastMinute: s.abandonedLastMinute,
+        store,
+        at: s.now,
+      })
+    } catch (err) {
+      if (!isAnteroomError(err, 'ERR_STORE_UNAVAILABLE')) throw err
+      store = 'down'
+      return c.json({ room: r.settings.id, mode: r.settings.mode, store }, 503)
+    }
+  })
+
+  app.get('/api/rooms/:id/history', async (c) => {
+    const r = await room(c)
+    return c.json({ room: r.settings.id, samples: await deps.queue.history(r.settings.id) })
+  })
+
+  app.get('/api/audit', async (c) => {
+    const limit = Math.min(1000, Math.max(1, Number(c.req.query('limit') ?? 100) || 100))
+    return c.json({ entries: await deps.audit.list(limit) })
+  })
+
+  app.all('/api/*', (c) => problem(c, 404, 'ERR_NOT_FOUND', 'No such admin endpoint'))
+
+  app.onError((err, c) => {
+    if (isAnteroomError(err, 'ERR_NOT_FOUND')) return problem(c, 404, err.code, err.message, { field: err.field })
+    if (isAnteroomError(err, 'ERR_STORE_UNAVAILABLE')) return problem(c, 503, err.code, 'The store is not answering; try again')
+    return problem(c, 500, 'ERR_INTERNAL', 'Something went wrong')
+  })
+
+  return app
+}
