@@ -257,6 +257,34 @@ export function queueStoreContract(name: string, makeHarness: () => Promise<Stor
       expect((await h.store.stats(room, T0 + 120_000)).active).toBe(0)
     })
 
+    it('ends all sessions at once, and counts the last minute of abandonment', async () => {
+      const { store } = await makeHarness()
+      const room = newRoom()
+      const l = limits({ totalActiveUsers: 3, abandonAfterMs: 30_000 })
+      for (let i = 0; i < 6; i++) await store.poll({ room, visitor: vid(i), limits: l, now: T0 + i })
+      expect(await store.endAllSessions(room, T0 + 10)).toBe(3)
+      expect(await store.renew({ room, visitor: vid(0), sessionMs: l.sessionMs, now: T0 + 20 })).toBeUndefined()
+      // Visitors 3-5 wait; 3 and 4 stop polling and leave, seen by the stats for about a minute.
+      await store.poll({ room, visitor: vid(5), limits: { ...l, mode: 'paused' }, now: T0 + 25_000 })
+      await store.poll({ room, visitor: vid(5), limits: { ...l, mode: 'paused' }, now: T0 + 31_000 })
+      expect(await store.stats(room, T0 + 31_000)).toMatchObject({ waiting: 1, abandoned: 2, abandonedLastMinute: 2 })
+      expect((await store.stats(room, T0 + 100_000)).abandonedLastMinute).toBe(0)
+    })
+
+    it('keeps one history sample per 10-s bucket, for 30 minutes', async () => {
+      const { store } = await makeHarness()
+      const room = newRoom()
+      await store.poll({ room, visitor: vid(1), limits: limits({ mode: 'paused' }), now: T0 })
+      await store.recordSample(room, T0 + 1)
+      await store.recordSample(room, T0 + 2) // same bucket: ignored
+      await store.recordSample(room, T0 + 10_001)
+      const samples = await store.history(room)
+      expect(samples.map((x) => x.t)).toEqual([T0 + 1, T0 + 10_001])
+      expect(samples[0]).toMatchObject({ waiting: 1, active: 0 })
+      await store.recordSample(room, T0 + 31 * 60_000)
+      expect((await store.history(room)).map((x) => x.t)).toEqual([T0 + 31 * 60_000])
+    })
+
     it('reports stats and answers ping', async () => {
       const { store } = await makeHarness()
       const room = newRoom()

@@ -11,6 +11,8 @@ export interface TestEdgeOptions {
   redisUrl?: string
   clock?: Clock
   signingKeys?: unknown[]
+  /** ANTEROOM_ADMIN_TOKENS: "name:token,name:token". */
+  adminTokens?: string
 }
 
 export async function testEdge(o: TestEdgeOptions): Promise<Edge> {
@@ -19,6 +21,7 @@ export async function testEdge(o: TestEdgeOptions): Promise<Edge> {
     ANTEROOM_QUEUE_SECRET: TEST_SECRET,
     ANTEROOM_REDIS_URL: o.redisUrl,
     ANTEROOM_SIGNING_KEYS: o.signingKeys ? JSON.stringify(o.signingKeys) : undefined,
+    ANTEROOM_ADMIN_TOKENS: o.adminTokens,
   })
   return buildEdge(config, { originUrl: o.originUrl, clock: o.clock })
 }
