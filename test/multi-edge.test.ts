@@ -109,7 +109,7 @@ describe('two edges, one Redis', () => {
     const [a, b] = edges as [Edge, Edge]
     expect(b.deps.rooms.get(id)?.newUsersPerMinute).toBe(60)
     const changed = parseRoomSettings({ ...a.deps.rooms.get(id), newUsersPerMinute: 6, mode: 'paused' })
-    await new RedisSettingsStore(a.redis!).put(changed)
+    expect(await new RedisSettingsStore(a.redis!).replace(changed, 1)).toEqual({ ok: true, rev: 2 })
     clock.advance(999)
     b.deps.rooms.rooms()
     await b.deps.rooms.settled()
