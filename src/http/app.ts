@@ -96,9 +96,18 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     }
   }
 
+  /** A status with no place in line: closed, busy. */
+  function noPlace(room: RoomSettings, state: 'closed' | 'busy'): StatusBody {
+    return { room: room.id, state, position: null, ahead: null, waiting: null, etaSeconds: null, refreshSeconds: room.refreshSeconds }
+  }
+
+  function admittedStatus(room: RoomSettings): StatusBody {
+    return { room: room.id, state: 'admitted', position: 0, ahead: 0, waiting: null, etaSeconds: 0, refreshSeconds: room.refreshSeconds }
+  }
+
   function statusOf(room: RoomSettings, result: PollResult): StatusBody {
     if (result.state === 'admitted') {
-      return { room: room.id, state: 'admitted', position: 0, ahead: 0, waiting: null, etaSeconds: 0, refreshSeconds: room.refreshSeconds }
+      return admittedStatus(room)
     }
     return {
       room: room.id,
@@ -127,15 +136,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     const now = edgeNow()
     const cookieHeader = c.req.header('cookie') ?? null
     if (room.mode === 'closed') {
-      const status: StatusBody = {
-        room: room.id,
-        state: 'closed',
-        position: null,
-        ahead: null,
-        waiting: null,
-        etaSeconds: null,
-        refreshSeconds: room.refreshSeconds,
-      }
+      const status = noPlace(room, 'closed')
       return { kind: 'wait', view: viewOf(room, status), status: 200, cookies: [] }
     }
     const ticket = await deps.queueTokens.verify(readCookie(cookieHeader, queueCookieName(room.id)), room.id, now)
@@ -147,15 +148,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
       if (!isAnteroomError(err, 'ERR_STORE_UNAVAILABLE')) throw err
       log('store_unavailable', { room: room.id, policy: room.onStoreError })
       if (room.onStoreError === 'open') return { kind: 'open', cookies: [] }
-      const status: StatusBody = {
-        room: room.id,
-        state: 'busy',
-        position: null,
-        ahead: null,
-        waiting: null,
-        etaSeconds: null,
-        refreshSeconds: room.refreshSeconds,
-      }
+      const status = noPlace(room, 'busy')
       return { kind: 'wait', view: viewOf(room, status), status: 503, cookies: [] }
     }
     const status = statusOf(room, result)
@@ -293,15 +286,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     const req = incoming(c)
     c.header('cache-control', NO_STORE)
     if (await checkAdmission(c, room, req)) {
-      return c.json({
-        room: room.id,
-        state: 'admitted',
-        position: 0,
-        ahead: 0,
-        waiting: null,
-        etaSeconds: 0,
-        refreshSeconds: room.refreshSeconds,
-      } satisfies StatusBody)
+      return c.json(admittedStatus(room))
     }
     const d = await poll(c, room, req)
     if (d.kind === 'wait') return respondWait(c, d, true)
@@ -309,15 +294,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
       for (const cookie of d.cookies) c.header('set-cookie', cookie, { append: true })
       return c.json(d.status)
     }
-    const busy: StatusBody = {
-      room: room.id,
-      state: 'busy',
-      position: null,
-      ahead: null,
-      waiting: null,
-      etaSeconds: null,
-      refreshSeconds: room.refreshSeconds,
-    }
+    const busy = noPlace(room, 'busy')
     return c.json(busy, 503)
   })
 

@@ -7,19 +7,12 @@
 //   app.get('/me', (c) => c.json({ visitor: c.get('admission').sub }))
 import type { MiddlewareHandler } from 'hono'
 import { createRemoteJWKSet, errors, type JWTVerifyGetKey, jwtVerify } from 'jose'
+import type { AdmissionClaims } from '../core/admission-token.js'
 
 export const ADMISSION_HEADER = 'anteroom-admission'
 
-export interface Admission {
-  /** Visitor id. */
-  sub: string
-  /** Session id. */
-  jti: string
-  room: string
-  arr: number
-  iat: number
-  exp: number
-}
+/** The claims of a verified admission token. */
+export type Admission = AdmissionClaims
 
 export interface AdmissionCheckOptions {
   jwksUrl: string | URL
