@@ -3,6 +3,7 @@
 // credentials; every change is validated, compare-and-set on the room's revision, and audited.
 import { type Context, Hono } from 'hono'
 import { AnteroomError, isAnteroomError } from '../src/core/errors.js'
+import { safeEqual } from '../src/core/queue-token.js'
 import { parseRoomSettings, type RoomSettings } from '../src/core/settings.js'
 import { etaSeconds } from '../src/http/app.js'
 import { readCookie, serializeCookie } from '../src/http/cookies.js'
@@ -71,7 +72,13 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
   app.get('/admin/app.js', (c) => c.body(deps.assets.js, 200, { ...uiHeaders, 'content-type': 'text/javascript; charset=utf-8' }))
   app.get('/admin/style.css', (c) => c.body(deps.assets.css, 200, { ...uiHeaders, 'content-type': 'text/css; charset=utf-8' }))
 
+  app.get('/admin/', (c) => c.redirect('/_anteroom/admin'))
+
   app.post('/admin/login', async (c) => {
+    // JSON only: a plain form on another site cannot post here (and sign a browser in as someone else).
+    if (!(c.req.header('content-type') ?? '').startsWith('application/json')) {
+      return problem(c, 415, 'ERR_BODY', 'Sign in with a JSON body {"token": "..."}')
+    }
     const body = await readJson(c)
     if (body instanceof Response) return body
     const who = deps.auth.byToken(typeof body.token === 'string' ? body.token : undefined)
@@ -93,7 +100,7 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
       viaCookie = who !== undefined
       if (viaCookie && c.req.method !== 'GET' && c.req.method !== 'HEAD') {
         const csrf = c.req.header('x-csrf-token')
-        if (csrf === undefined || csrf !== (await deps.auth.csrfFor(session as string))) {
+        if (csrf === undefined || !safeEqual(csrf, await deps.auth.csrfFor(session as string))) {
           return problem(c, 403, 'ERR_CSRF', 'A change from the admin UI needs its X-CSRF-Token header')
         }
       }

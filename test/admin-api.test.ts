@@ -204,7 +204,7 @@ describe('admin API', () => {
     const visitors = [new Visitor(), new Visitor(), new Visitor()]
     for (const v of visitors) expect(await v.status(app, id)).toMatchObject({ state: 'admitted' })
     const sub = JSON.parse(
-      Buffer.from((visitors[0]?.cookies.get(`anteroom_a_${id}`) as string).split('.')[1] as string, 'base64url').toString(),
+      Buffer.from(((visitors[0] as Visitor).cookies.get(`anteroom_a_${id}`) as string).split('.')[1] as string, 'base64url').toString(),
     ).sub
     expect((await api(app, 'POST', `/api/rooms/${id}/sessions/${sub}/end`)).body).toEqual({ ended: true })
     expect((await api(app, 'GET', `/api/rooms/${id}/stats`)).body.active).toBe(2)

@@ -1,0 +1,919 @@
+// Anteroom admin UI: plain modern JavaScript, no framework, no build step, no dependencies.
+// Served under a CSP of script-src 'self' and style-src 'self': no inline scripts or style
+// attributes; styles come from style.css classes (and CSSOM properties, which the CSP allows).
+// Sign-in holds an HttpOnly session cookie; every change sends the CSRF token from /api/session.
+
+const BASE = '/_anteroom'
+const API = `${BASE}/api`
+const STATS_MS = 2000
+/** Rooms and the audit log refresh every this many stats polls. */
+const SLOW_EVERY = 5
+const WINDOW_MS = 30 * 60_000
+/** A gap this long between points breaks the line instead of drawing across it. */
+const GAP_MS = 45_000
+const SVG_NS = 'http://www.w3.org/2000/svg'
+
+const NUMBER_FIELDS = ['newUsersPerMinute', 'totalActiveUsers', 'sessionDurationSeconds', 'refreshSeconds', 'abandonAfterSeconds']
+const LIST_FIELDS = ['hosts', 'paths']
+const FIELDS = [...NUMBER_FIELDS, 'mode', 'onStoreError', 'title', 'message', ...LIST_FIELDS]
+const LABELS = {
+  newUsersPerMinute: 'Admit per minute',
+  totalActiveUsers: 'Max active at once',
+  sessionDurationSeconds: 'Session (s)',
+  refreshSeconds: 'Refresh (s)',
+  abandonAfterSeconds: 'Drop after (s)',
+  mode: 'Mode',
+  onStoreError: 'If the store fails',
+  title: 'Title',
+  message: 'Message',
+  hosts: 'Hosts',
+  paths: 'Path prefixes',
+}
+const MODE_NAMES = { fifo: 'Open line', paused: 'Paused', passthrough: 'Pass-through', closed: 'Closed' }
+const MODE_HINTS = {
+  fifo: 'First come, first served, at the limits above',
+  paused: 'The line stays; nobody new gets in',
+  passthrough: 'No line: everyone gets in at once',
+  closed: 'Nobody gets in; the page says closed',
+}
+const STORE_ERROR_HINTS = { closed: 'Visitors wait until the store is back', open: 'Visitors go straight through' }
+const SERIES = [
+  { key: 'waiting', label: 'Waiting', cls: 'waiting' },
+  { key: 'active', label: 'Active', cls: 'active' },
+  { key: 'admittedLastMinute', label: 'Admitted / min', cls: 'admitted' },
+]
+
+const state = {
+  who: null,
+  csrf: null,
+  rooms: [],
+  roomId: null,
+  /** The settings the form was loaded from, and their ETag: the base of every save. */
+  loaded: null,
+  etag: null,
+  saving: false,
+  conflict: null,
+  samples: [],
+  live: [],
+  historyBucket: null,
+  stats: null,
+  audit: [],
+  loop: 0,
+  ticks: 0,
+}
+
+// --- small helpers ----------------------------------------------------------------------------
+
+const $ = (id) => document.getElementById(id)
+const fieldInput = (name) => $(`f-${name}`)
+const fmt = (n) => (typeof n === 'number' && Number.isFinite(n) ? n.toLocaleString('en-US') : '–')
+const enc = encodeURIComponent
+const revOf = (etag) => Number(/^"rev-(\d+)"$/.exec(etag ?? '')?.[1] ?? 0)
+
+/** Builds an element: h('td', { class: 'x' }, 'text', child). Text goes in as text, never as HTML. */
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag)
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue
+    if (k === 'class') el.className = v
+    else el.setAttribute(k, v === true ? '' : String(v))
+  }
+  for (const c of children) if (c !== null && c !== undefined) el.append(c instanceof Node ? c : String(c))
+  return el
+}
+
+function svg(tag, attrs = {}, text) {
+  const el = document.createElementNS(SVG_NS, tag)
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v))
+  if (text !== undefined) el.textContent = text
+  return el
+}
+
+function clockTime(ms, seconds = false) {
+  return new Date(ms).toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit', second: seconds ? '2-digit' : undefined })
+}
+
+function duration(seconds) {
+  if (seconds === null || seconds === undefined) return 'unknown'
+  if (seconds === 0) return 'none'
+  if (seconds < 60) return '< 1 min'
+  const min = Math.round(seconds / 60)
+  if (min < 60) return `${min} min`
+  return `${Math.floor(min / 60)} h ${min % 60} min`
+}
+
+function valueText(field, v) {
+  if (v === undefined || v === null) return ''
+  if (Array.isArray(v)) return v.length ? v.join(', ') : '(any)'
+  if (field === 'mode') return MODE_NAMES[v] ?? v
+  if (typeof v === 'number') return fmt(v)
+  return v.length > 60 ? `${v.slice(0, 57)}…` : v
+}
+
+const same = (a, b) => (Array.isArray(a) || Array.isArray(b) ? JSON.stringify(a) === JSON.stringify(b) : a === b)
+
+/** Calls the admin API; a 401 while signed in means the session ended. */
+async function api(method, path, body, headers = {}) {
+  const init = { method, headers: { accept: 'application/json', ...headers }, credentials: 'same-origin', cache: 'no-store' }
+  if (method !== 'GET') init.headers['x-csrf-token'] = state.csrf ?? ''
+  if (body !== undefined) {
+    init.headers['content-type'] = 'application/json'
+    init.body = JSON.stringify(body)
+  }
+  const res = await fetch(`${API}${path}`, init)
+  let data = null
+  try {
+    data = await res.json()
+  } catch {
+    data = null
+  }
+  if (res.status === 401 && state.who !== null) signedOut('Your session has ended. Sign in again.')
+  return { status: res.status, ok: res.ok, data }
+}
+
+/** Runs a background refresh; if the edge does not answer, the Store tile says so. */
+const background = (promise) => {
+  promise.catch(markOffline)
+}
+
+const errorMessage = (r, fallback) => r.data?.error?.message ?? `${fallback} (HTTP ${r.status})`
+
+function announce(text, kind = 'info') {
+  const el = $('announce')
+  el.textContent = text
+  el.className = `announce ${kind}`
+}
+
+function saveStatus(text, kind = 'info') {
+  const el = $('save-status')
+  el.textContent = text
+  el.className = `save-status ${kind}`
+}
+
+// --- sign-in ----------------------------------------------------------------------------------
+
+function showSignin(message = '') {
+  $('loading').hidden = true
+  $('app').hidden = true
+  $('signin').hidden = false
+  const err = $('signin-error')
+  err.textContent = message
+  err.classList.toggle('info', message !== '' && !message.startsWith('That'))
+  $('token').focus()
+}
+
+async function signIn(event) {
+  event.preventDefault()
+  const input = $('token')
+  const token = input.value.trim()
+  const err = $('signin-error')
+  err.classList.remove('info')
+  if (token === '') {
+    err.textContent = 'Enter your admin token.'
+    input.setAttribute('aria-invalid', 'true')
+    input.focus()
+    return
+  }
+  $('signin-button').disabled = true
+  try {
+    const res = await fetch(`${BASE}/admin/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ token }),
+      credentials: 'same-origin',
+    })
+    const data = await res.json().catch(() => null)
+    if (!res.ok) {
+      err.textContent =
+        res.status === 401
+          ? 'That admin token is not valid. Check it and try again.'
+          : errorMessage({ data, status: res.status }, 'Sign-in failed')
+      input.setAttribute('aria-invalid', 'true')
+      input.select()
+      return
+    }
+    input.value = ''
+    input.removeAttribute('aria-invalid')
+    err.textContent = ''
+    await signedIn(data)
+  } catch {
+    err.textContent = 'The edge did not answer. Check your connection and try again.'
+  } finally {
+    $('signin-button').disabled = false
+  }
+}
+
+async function signedIn(session) {
+  state.who = session.who
+  state.csrf = session.csrf
+  $('who').textContent = session.who
+  $('loading').hidden = true
+  $('signin').hidden = true
+  $('app').hidden = false
+  await refreshRooms()
+  let wanted = ''
+  try {
+    wanted = decodeURIComponent(location.hash.replace(/^#room=/, ''))
+  } catch {
+    wanted = ''
+  }
+  const first = state.rooms.find((r) => r.settings.id === wanted) ?? state.rooms[0]
+  if (first) await selectRoom(first.settings.id)
+  else $('empty').hidden = false
+  background(refreshAudit())
+  startLoop()
+}
+
+function signedOut(message) {
+  state.loop++
+  state.who = null
+  state.csrf = null
+  state.roomId = null
+  state.loaded = null
+  showSignin(message)
+}
+
+async function signOut() {
+  await api('POST', '/logout').catch(() => {})
+  signedOut('You are signed out.')
+}
+
+// --- polling ----------------------------------------------------------------------------------
+
+function startLoop() {
+  const id = ++state.loop
+  const run = async () => {
+    if (id !== state.loop) return
+    state.ticks++
+    try {
+      const jobs = [refreshStats()]
+      if (state.ticks % SLOW_EVERY === 0) jobs.push(refreshRooms(), refreshAudit())
+      await Promise.all(jobs)
+    } catch {
+      markOffline()
+    }
+    if (id === state.loop) setTimeout(run, STATS_MS)
+  }
+  setTimeout(run, STATS_MS)
+}
+
+function markOffline() {
+  $('stat-store').textContent = 'No answer'
+  $('stat-store').className = 'stat-value down'
+  $('note-store').textContent = 'the edge did not answer'
+}
+
+async function refreshRooms() {
+  const r = await api('GET', '/rooms')
+  if (!r.ok) return
+  state.rooms = r.data.rooms
+  renderRoomList()
+  const mine = state.rooms.find((x) => x.settings.id === state.roomId)
+  if (mine && state.loaded && revOf(mine.etag) > revOf(state.etag) && !state.saving && state.conflict === null) {
+    if (dirtyFields().length === 0) {
+      loadSettings(mine.settings, mine.etag)
+      announce(`Someone else changed the settings of ${state.roomId}; the form now shows them.`)
+    } else {
+      $('stale-text').textContent = 'Someone else has changed these settings since you loaded them.'
+      $('stale').hidden = false
+    }
+  }
+}
+
+async function refreshStats() {
+  const room = state.roomId
+  if (room === null) return
+  const r = await api('GET', `/rooms/${enc(room)}/stats`)
+  if (room !== state.roomId) return
+  if (r.status === 503 && r.data?.store === 'down') {
+    renderStoreDown(r.data)
+    return
+  }
+  if (!r.ok) return
+  state.stats = r.data
+  renderStats()
+  pushLive(r.data)
+  const bucket = Math.floor(r.data.at / 10_000)
+  if (bucket !== state.historyBucket) await refreshHistory(bucket)
+  renderChart()
+}
+
+async function refreshHistory(bucket) {
+  const room = state.roomId
+  const r = await api('GET', `/rooms/${enc(room)}/history`)
+  if (!r.ok || room !== state.roomId) return
+  state.samples = r.data.samples
+  state.historyBucket = bucket
+  const last = state.samples.at(-1)?.t ?? Number.NEGATIVE_INFINITY
+  state.live = state.live.filter((p) => p.t > last)
+}
+
+async function refreshAudit() {
+  const r = await api('GET', '/audit?limit=20')
+  if (!r.ok) return
+  state.audit = r.data.entries
+  renderAudit()
+  renderChart()
+}
+
+function pushLive(s) {
+  const point = { t: s.at, waiting: s.waiting, active: s.active, admittedLastMinute: s.admittedLastMinute }
+  const last = state.live.at(-1)
+  if (last && last.t === point.t) state.live[state.live.length - 1] = point
+  else if (!last || point.t > last.t) state.live.push(point)
+  state.live = state.live.filter((p) => p.t >= point.t - WINDOW_MS)
+}
+
+// --- rooms ------------------------------------------------------------------------------------
+
+function where(settings) {
+  const hosts = settings.hosts.length ? settings.hosts.join(', ') : 'any host'
+  const paths = settings.paths.length ? settings.paths.join(', ') : 'every path'
+  return `${hosts} · ${paths}`
+}
+
+function renderRoomList() {
+  const list = $('room-list')
+  list.replaceChildren(
+    ...state.rooms.map(({ settings }) => {
+      const mode = settings.id === state.roomId && state.stats ? state.stats.mode : settings.mode
+      const button = h(
+        'button',
+        {
+          type: 'button',
+          class: 'room-button',
+          'data-room': settings.id,
+          'aria-current': settings.id === state.roomId ? 'true' : undefined,
+        },
+        h('span', { class: 'room-button-name' }, settings.id),
+        h('span', { class: `badge mode-${mode}` }, MODE_NAMES[mode] ?? mode),
+        h('span', { class: 'room-button-where' }, where(settings)),
+      )
+      button.addEventListener('click', () => background(switchRoom(settings.id)))
+      return h('li', {}, button)
+    }),
+  )
+}
+
+async function switchRoom(id) {
+  if (id === state.roomId) return
+  if (dirtyFields().length > 0) {
+    const ok = await confirmDialog({
+      title: 'Discard your edits?',
+      text: `The settings of ${state.roomId} have edits that are not saved.`,
+      ok: 'Discard edits',
+    })
+    if (!ok) return
+  }
+  await selectRoom(id)
+}
+
+async function selectRoom(id) {
+  state.roomId = id
+  state.samples = []
+  state.live = []
+  state.historyBucket = null
+  state.stats = null
+  history.replaceState(null, '', `#room=${enc(id)}`)
+  $('room').hidden = false
+  $('room-name').textContent = id
+  for (const k of ['waiting', 'active', 'admitted', 'eta', 'abandoned', 'store']) $(`stat-${k}`).textContent = '–'
+  announce('')
+  saveStatus('')
+  hideConflict()
+  renderRoomList()
+  const r = await api('GET', `/rooms/${enc(id)}`)
+  if (r.ok && state.roomId === id) loadSettings(r.data.settings, r.data.etag)
+  await refreshStats()
+}
+
+// --- live numbers and chart -------------------------------------------------------------------
+
+function renderModeBadge(mode) {
+  const badge = $('mode-badge')
+  badge.textContent = MODE_NAMES[mode] ?? mode
+  badge.className = `badge mode-${mode}`
+  $('pause').disabled = mode === 'paused'
+  $('resume').disabled = mode === 'fifo'
+  $('close').disabled = mode === 'closed'
+}
+
+function renderStats() {
+  const s = state.stats
+  $('stat-waiting').textContent = fmt(s.waiting)
+  $('stat-active').textContent = fmt(s.active)
+  $('stat-admitted').textContent = fmt(s.admittedLastMinute)
+  $('stat-eta').textContent = s.waiting > 0 && s.etaBackOfLineSeconds === null ? 'unknown' : duration(s.etaBackOfLineSeconds)
+  $('stat-abandoned').textContent = fmt(s.abandonedLastMinute)
+  $('stat-store').textContent = 'Up'
+  $('stat-store').className = 'stat-value up'
+  $('note-store').textContent = `as of ${clockTime(s.at, true)}`
+  const limit = state.loaded
+  $('note-admitted').textContent = limit ? `limit ${fmt(limit.newUsersPerMinute)} / min` : 'last 60 seconds'
+  $('note-active').textContent = limit ? `of at most ${fmt(limit.totalActiveUsers)}` : 'sessions on the site'
+  renderModeBadge(s.mode)
+  const item = document.querySelector(`.room-button[aria-current="true"] .badge`)
+  if (item) {
+    item.textContent = MODE_NAMES[s.mode] ?? s.mode
+    item.className = `badge mode-${s.mode}`
+  }
+}
+
+function renderStoreDown(body) {
+  $('stat-store').textContent = 'Down'
+  $('stat-store').className = 'stat-value down'
+  $('note-store').textContent = 'numbers are stale'
+  renderModeBadge(body.mode)
+}
+
+/** 0, then a round number at or above the largest value: 1, 2, 2.5 or 5 times a power of ten. */
+function niceMax(v) {
+  if (v <= 4) return 4
+  const p = 10 ** Math.floor(Math.log10(v))
+  for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= v) return m * p
+  return 10 * p
+}
+
+function auditMarker(entry) {
+  const a = entry.after ?? {}
+  const b = entry.before ?? {}
+  switch (entry.action) {
+    case 'room.pause':
+      return 'paused'
+    case 'room.resume':
+      return 'resumed'
+    case 'room.close':
+      return 'closed'
+    case 'sessions.end-all':
+      return 'ended all'
+    case 'settings.update':
+      if (a.newUsersPerMinute !== b.newUsersPerMinute) return `${fmt(a.newUsersPerMinute)}/min`
+      if (a.totalActiveUsers !== b.totalActiveUsers) return `max ${fmt(a.totalActiveUsers)}`
+      if (a.mode !== b.mode) return MODE_NAMES[a.mode] ?? a.mode
+      return 'settings'
+    default:
+      return null
+  }
+}
+
+function renderChart() {
+  const box = $('chart-box')
+  const chart = $('chart')
+  const width = Math.max(240, Math.floor(box.clientWidth))
+  const height = Math.max(180, Math.floor(box.clientHeight))
+  const last = state.samples.at(-1)?.t ?? Number.NEGATIVE_INFINITY
+  const points = [...state.samples, ...state.live.filter((p) => p.t > last)]
+  const end = Math.max(points.at(-1)?.t ?? 0, state.stats?.at ?? 0)
+  chart.setAttribute('viewBox', `0 0 ${width} ${height}`)
+  chart.setAttribute('width', String(width))
+  chart.setAttribute('height', String(height))
+  const desc = svg('desc', { id: 'chart-desc' })
+  const nodes = [desc]
+  if (end === 0) {
+    desc.textContent = 'No data yet'
+    nodes.push(
+      svg('text', { x: width / 2, y: height / 2, class: 'chart-empty', 'text-anchor': 'middle' }, 'Waiting for the first numbers…'),
+    )
+    chart.replaceChildren(...nodes)
+    return
+  }
+  const start = end - WINDOW_MS
+  const shown = points.filter((p) => p.t >= start)
+  const m = { l: 52, r: 14, t: 22, b: 24 }
+  const gap = 24
+  const plotW = width - m.l - m.r
+  const panelH = (height - m.t - m.b - gap * (SERIES.length - 1)) / SERIES.length
+  const x = (t) => m.l + ((t - start) / WINDOW_MS) * plotW
+
+  // Time grid, every 5 minutes of the server's clock.
+  for (let t = Math.ceil(start / 300_000) * 300_000; t <= end; t += 300_000) {
+    nodes.push(svg('line', { x1: x(t), x2: x(t), y1: m.t, y2: height - m.b, class: 'grid-v' }))
+    nodes.push(svg('text', { x: x(t), y: height - 6, class: 'axis', 'text-anchor': 'middle' }, clockTime(t)))
+  }
+
+  const summary = []
+  SERIES.forEach((series, i) => {
+    const top = m.t + i * (panelH + gap)
+    const bottom = top + panelH
+    const values = shown.map((p) => p[series.key]).filter((v) => typeof v === 'number')
+    const max = niceMax(Math.max(0, ...values))
+    const y = (v) => bottom - (v / max) * panelH
+    nodes.push(svg('line', { x1: m.l, x2: width - m.r, y1: bottom, y2: bottom, class: 'grid-base' }))
+    nodes.push(svg('line', { x1: m.l, x2: width - m.r, y1: top, y2: top, class: 'grid-h' }))
+    nodes.push(svg('line', { x1: m.l, x2: width - m.r, y1: (top + bottom) / 2, y2: (top + bottom) / 2, class: 'grid-h' }))
+    nodes.push(svg('text', { x: m.l - 6, y: top + 4, class: 'axis', 'text-anchor': 'end' }, fmt(max)))
+    nodes.push(svg('text', { x: m.l - 6, y: bottom, class: 'axis', 'text-anchor': 'end' }, '0'))
+    // Lines, broken where there is no data for a while; a light area under each stretch.
+    let line = ''
+    let area = ''
+    let run = []
+    const flush = () => {
+      if (run.length === 0) return
+      const d = run.map((p, k) => `${k === 0 ? 'M' : 'L'}${x(p.t).toFixed(1)} ${y(p[series.key]).toFixed(1)}`).join(' ')
+      line += `${d} `
+      area += `${d} L${x(run.at(-1).t).toFixed(1)} ${bottom} L${x(run[0].t).toFixed(1)} ${bottom} Z `
+      run = []
+    }
+    let prev = null
+    for (const p of shown) {
+      if (typeof p[series.key] !== 'number') continue
+      if (prev && p.t - prev.t > GAP_MS) flush()
+      run.push(p)
+      prev = p
+    }
+    flush()
+    nodes.push(svg('path', { d: area.trim() || 'M0 0', class: `area s-${series.cls}` }))
+    nodes.push(
+      svg('path', { d: line.trim() || 'M0 0', class: `line s-${series.cls}`, 'data-series': series.key, 'data-points': values.length }),
+    )
+    const lastPoint = shown.filter((p) => typeof p[series.key] === 'number').at(-1)
+    if (lastPoint) {
+      nodes.push(svg('circle', { cx: x(lastPoint.t), cy: y(lastPoint[series.key]), r: 3.5, class: `dot s-${series.cls}` }))
+      summary.push(`${series.label} ${fmt(lastPoint[series.key])} (peak ${fmt(Math.max(...values))})`)
+    }
+    nodes.push(svg('text', { x: m.l + 6, y: top + 13, class: `panel-label t-${series.cls}` }, series.label))
+  })
+
+  // Admin changes to this room, as dashed markers. Changes close together share one label, the
+  // newest, with a count of the others.
+  const groups = []
+  for (const entry of [...state.audit].reverse()) {
+    const t = Date.parse(entry.at)
+    if (entry.room !== state.roomId || !(t >= start && t <= end)) continue
+    const label = auditMarker(entry)
+    if (label === null) continue
+    const mx = x(t)
+    nodes.push(svg('line', { x1: mx, x2: mx, y1: m.t - 4, y2: height - m.b, class: 'marker' }))
+    const group = groups.at(-1)
+    if (group && mx - group.x < 40) {
+      group.x = mx
+      group.label = label
+      group.count++
+    } else groups.push({ x: mx, label, count: 1 })
+  }
+  // Labels from the newest back: right of their line if there is room, else left; never overlapping.
+  let limit = width - m.r
+  for (const g of groups.reverse()) {
+    const text = g.count > 1 ? `${g.label} +${g.count - 1}` : g.label
+    const w = text.length * 6.5
+    let left = g.x + 4
+    if (left + w > limit) left = g.x - 4 - w
+    if (left < 0 || left + w > limit) continue
+    nodes.push(svg('text', { x: left, y: m.t - 8, class: 'marker-label' }, text))
+    limit = left - 8
+  }
+
+  desc.textContent = `Last 30 minutes, ${shown.length} points. Now: ${summary.join('; ')}.`
+  chart.replaceChildren(...nodes)
+}
+
+// --- settings form ----------------------------------------------------------------------------
+
+function loadSettings(settings, etag) {
+  state.loaded = settings
+  state.etag = etag
+  for (const f of FIELDS) {
+    const v = settings[f]
+    fieldInput(f).value = Array.isArray(v) ? v.join('\n') : String(v)
+    fieldInput(f).classList.remove('reapplied')
+  }
+  clearFieldErrors()
+  renderHints()
+  $('stale').hidden = true
+  $('rev').textContent = `revision ${revOf(etag)}`
+  $('room-where').textContent = where(settings)
+  renderModeBadge(settings.mode)
+}
+
+/** The form's values, and the fields that cannot be sent as they are. */
+function readForm() {
+  const values = {}
+  const problems = []
+  for (const f of FIELDS) {
+    const raw = fieldInput(f).value
+    if (NUMBER_FIELDS.includes(f)) {
+      const text = raw.trim()
+      const n = Number(text)
+      if (text === '' || !Number.isFinite(n)) problems.push({ field: f, message: 'Enter a whole number.' })
+      values[f] = n
+    } else if (LIST_FIELDS.includes(f)) {
+      values[f] = raw
+        .split(/[\n,]+/)
+        .map((s) => s.trim())
+        .filter((s) => s !== '')
+    } else values[f] = raw
+  }
+  return { values, problems }
+}
+
+function dirtyFields() {
+  if (state.loaded === null) return []
+  const { values } = readForm()
+  return FIELDS.filter((f) => !same(values[f], state.loaded[f]))
+}
+
+function renderHints() {
+  $('h-mode').textContent = MODE_HINTS[fieldInput('mode').value] ?? ''
+  $('h-onStoreError').textContent = STORE_ERROR_HINTS[fieldInput('onStoreError').value] ?? ''
+}
+
+function clearFieldErrors() {
+  for (const f of FIELDS) {
+    $(`err-${f}`).textContent = ''
+    fieldInput(f).removeAttribute('aria-invalid')
+  }
+}
+
+/** Shows a message next to its field; "hosts[2]" belongs to the hosts box, as its line 3. */
+function fieldError(field, message) {
+  const m = /^([A-Za-z]+)(?:\[(\d+)\])?$/.exec(field ?? '')
+  const name = m?.[1]
+  if (!name || !FIELDS.includes(name)) return false
+  let text = message.replace(/^[A-Za-z]+(\[\d+\])?: /, '')
+  text = text.charAt(0).toUpperCase() + text.slice(1)
+  text = text.replace(/\b\d{4,}\b/g, (d) => fmt(Number(d)))
+  if (m[2] !== undefined) text = `Entry ${Number(m[2]) + 1}: ${text}`
+  if (!/[.!?]$/.test(text)) text += '.'
+  $(`err-${name}`).textContent = text
+  fieldInput(name).setAttribute('aria-invalid', 'true')
+  return true
+}
+
+async function save(event) {
+  event.preventDefault()
+  if (state.saving || state.loaded === null) return
+  clearFieldErrors()
+  const { values, problems } = readForm()
+  if (problems.length > 0) {
+    for (const p of problems) fieldError(p.field, p.message)
+    fieldInput(problems[0].field).focus()
+    saveStatus(`Not saved: ${LABELS[problems[0].field]} needs a whole number.`, 'error')
+    return
+  }
+  const changed = FIELDS.filter((f) => !same(values[f], state.loaded[f]))
+  if (changed.length === 0) {
+    saveStatus('Nothing to save: the form matches the live settings.')
+    return
+  }
+  if (changed.includes('mode') && (values.mode === 'closed' || values.mode === 'passthrough')) {
+    const closing = values.mode === 'closed'
+    const ok = await confirmDialog({
+      title: closing ? `Close ${state.roomId}?` : `Let everyone into ${state.roomId}?`,
+      text: closing
+        ? 'Nobody else gets in, and the queue page tells everyone waiting that the room is closed. People already inside keep their sessions.'
+        : 'Pass-through admits every visitor at once, with no line and no rate limit. The site behind the room gets all of the traffic.',
+      ok: closing ? 'Close room' : 'Let everyone in',
+    })
+    if (!ok) {
+      saveStatus('Not saved.')
+      return
+    }
+  }
+  const patch = {}
+  for (const f of changed) patch[f] = values[f]
+  const room = state.roomId
+  state.saving = true
+  $('save').disabled = true
+  saveStatus('Saving…')
+  try {
+    const r = await api('PATCH', `/rooms/${enc(room)}`, patch, { 'if-match': state.etag })
+    if (room !== state.roomId) return
+    if (r.ok) {
+      loadSettings(r.data.settings, r.data.etag)
+      hideConflict()
+      saveStatus(`Saved: ${changed.map((f) => `${LABELS[f]} ${valueText(f, r.data.settings[f])}`).join('; ')}.`, 'ok')
+      background(Promise.all([refreshRooms(), refreshAudit(), refreshStats()]))
+    } else if (r.status === 412 && r.data?.error?.current) {
+      showConflict(values, r.data.error.current, r.data.error.etag)
+    } else if (r.status === 400 && fieldError(r.data?.error?.field, r.data?.error?.message ?? 'is not valid')) {
+      const name = /^[A-Za-z]+/.exec(r.data.error.field)[0]
+      fieldInput(name).focus()
+      saveStatus(`Not saved: ${LABELS[name]}: ${$(`err-${name}`).textContent}`, 'error')
+    } else if (r.status === 403) {
+      saveStatus('Not saved: the request was refused (CSRF check). Reload the page and try again.', 'error')
+    } else {
+      saveStatus(`Not saved: ${errorMessage(r, 'the edge refused the change')}`, 'error')
+    }
+  } catch {
+    saveStatus('Not saved: the edge did not answer. Try again.', 'error')
+  } finally {
+    state.saving = false
+    $('save').disabled = false
+  }
+}
+
+function revert() {
+  if (state.loaded) loadSettings(state.loaded, state.etag)
+  hideConflict()
+  saveStatus('Edits discarded.')
+}
+
+// --- conflicts (412) --------------------------------------------------------------------------
+
+function showConflict(mine, theirs, etag) {
+  const base = state.loaded
+  state.conflict = { mine, base, theirs, etag, mineChanged: FIELDS.filter((f) => !same(mine[f], base[f])) }
+  const rows = FIELDS.filter((f) => !same(theirs[f], base[f]) || !same(mine[f], base[f])).map((f) => {
+    const theirsChanged = !same(theirs[f], base[f])
+    const mineChanged = !same(mine[f], base[f])
+    return h(
+      'tr',
+      { 'data-field': f },
+      h('th', { scope: 'row' }, LABELS[f]),
+      h('td', { class: theirsChanged ? 'changed' : '' }, valueText(f, theirs[f])),
+      h('td', { class: mineChanged ? 'changed' : 'muted' }, mineChanged ? valueText(f, mine[f]) : 'unchanged'),
+    )
+  })
+  $('conflict-rows').replaceChildren(...rows)
+  $('conflict-title').textContent = 'Someone else changed this room first'
+  $('conflict-text').textContent = 'Nothing was saved. Their settings are live now; your edits are still in the form.'
+  $('conflict-merge').textContent = 'Load theirs, keep my edits'
+  $('conflict-merge').hidden = false
+  $('conflict-theirs').hidden = false
+  $('conflict').hidden = false
+  $('stale').hidden = true
+  saveStatus('Not saved: someone else changed this room first.', 'error')
+  $('conflict').scrollIntoView({ block: 'nearest' })
+  // Name who it was, from the audit log.
+  const shown = state.conflict
+  const named = refreshAudit().then(() => {
+    const last = state.audit.find((e) => e.room === state.roomId && e.action !== 'session.end' && e.action !== 'sessions.end-all')
+    const text = $('conflict-text')
+    if (state.conflict !== shown || !last || !text.textContent.startsWith('Nothing was saved.')) return
+    text.textContent = `Nothing was saved: ${last.who} changed it at ${clockTime(Date.parse(last.at), true)}. Their settings are live now; your edits are still in the form.`
+  })
+  background(named)
+}
+
+function hideConflict() {
+  state.conflict = null
+  $('conflict').hidden = true
+}
+
+/** Loads their settings and ETag; with `keepMine`, puts the user's own edits back on top. */
+function resolveConflict(keepMine) {
+  const c = state.conflict
+  if (c === null) return
+  loadSettings(c.theirs, c.etag)
+  if (keepMine) {
+    for (const f of c.mineChanged) {
+      const v = c.mine[f]
+      fieldInput(f).value = Array.isArray(v) ? v.join('\n') : String(v)
+      fieldInput(f).classList.add('reapplied')
+    }
+    $('conflict-title').textContent = 'Their settings are loaded, with your edits on top'
+    $('conflict-text').textContent = 'Check the highlighted fields and save again.'
+    $('conflict-merge').hidden = true
+    saveStatus(`Loaded revision ${revOf(c.etag)}; your edits to ${c.mineChanged.map((f) => LABELS[f]).join(', ')} are back in the form.`)
+    fieldInput(c.mineChanged[0] ?? 'newUsersPerMinute').focus()
+  } else {
+    $('conflict-title').textContent = 'Their settings are loaded'
+    $('conflict-text').textContent = 'Your edits are listed below if you want to make them again.'
+    $('conflict-merge').textContent = 'Re-apply my edits'
+    $('conflict-merge').hidden = false
+    saveStatus(`Loaded revision ${revOf(c.etag)}; your edits were not applied.`)
+  }
+  $('conflict-theirs').hidden = true
+}
+
+async function reviewStale() {
+  const r = await api('GET', `/rooms/${enc(state.roomId)}`)
+  if (!r.ok) return
+  showConflict(readForm().values, r.data.settings, r.data.etag)
+  $('conflict-text').textContent = 'These settings are live now. Your edits are still in the form and not saved.'
+  saveStatus('')
+}
+
+// --- actions ----------------------------------------------------------------------------------
+
+function confirmDialog({ title, text, ok }) {
+  const dialog = $('confirm')
+  $('confirm-title').textContent = title
+  $('confirm-text').textContent = text
+  $('confirm-ok').textContent = ok
+  dialog.returnValue = ''
+  dialog.showModal()
+  $('confirm-cancel').focus()
+  return new Promise((resolve) => {
+    dialog.addEventListener('close', () => resolve(dialog.returnValue === 'ok'), { once: true })
+  })
+}
+
+async function roomAction(kind) {
+  const room = state.roomId
+  if (room === null) return
+  if (kind === 'close') {
+    const ok = await confirmDialog({
+      title: `Close ${room}?`,
+      text: 'Nobody else gets in, and the queue page tells everyone waiting that the room is closed. People already inside keep their sessions. You can resume later.',
+      ok: 'Close room',
+    })
+    if (!ok) return announce('Nothing changed: the room is still open.')
+  }
+  if (kind === 'end-all') {
+    const active = state.stats?.active
+    const ok = await confirmDialog({
+      title: `End all sessions in ${room}?`,
+      text: `${active === undefined ? 'Every' : `All ${fmt(active)}`} active session${active === 1 ? '' : 's'} end now. Their places go to people in line, and those visitors have to queue again. This cannot be undone.`,
+      ok: 'End all sessions',
+    })
+    if (!ok) return announce('Nothing changed: no sessions were ended.')
+  }
+  const path = kind === 'end-all' ? `/rooms/${enc(room)}/sessions/end-all` : `/rooms/${enc(room)}/${kind}`
+  const r = await api('POST', path).catch(() => null)
+  if (r === null) return announce('The edge did not answer; nothing changed. Try again.', 'error')
+  if (!r.ok) return announce(`Refused: ${errorMessage(r, 'the edge refused')}`, 'error')
+  if (kind === 'end-all') announce(`Ended ${fmt(r.data.ended)} session${r.data.ended === 1 ? '' : 's'} in ${room}.`, 'ok')
+  else {
+    // Only the mode changed: keep the user's other edits in the form.
+    const dirty = dirtyFields().filter((f) => f !== 'mode')
+    const edits = readForm().values
+    loadSettings(r.data.settings, r.data.etag)
+    for (const f of dirty) fieldInput(f).value = Array.isArray(edits[f]) ? edits[f].join('\n') : String(edits[f])
+    const done = { pause: 'paused: people keep their places, nobody new gets in', resume: 'open again', close: 'closed' }[kind]
+    announce(`${room} is ${done}.`, 'ok')
+  }
+  await Promise.all([refreshStats(), refreshAudit(), refreshRooms()])
+}
+
+function renderAudit() {
+  const rows = state.audit.map((e) => {
+    const t = Date.parse(e.at)
+    return h(
+      'tr',
+      {},
+      h('td', { class: 'nowrap' }, h('time', { datetime: e.at, title: new Date(t).toString() }, clockTime(t, true))),
+      h('td', {}, e.who),
+      h('td', {}, e.room ?? '–'),
+      h('td', {}, describe(e)),
+    )
+  })
+  if (rows.length === 0) rows.push(h('tr', {}, h('td', { colspan: 4, class: 'muted' }, 'No changes yet.')))
+  $('audit-rows').replaceChildren(...rows)
+}
+
+const quoted = (f, v) => (f === 'title' || f === 'message' ? `“${valueText(f, v)}”` : valueText(f, v))
+
+function describe(e) {
+  switch (e.action) {
+    case 'room.pause':
+      return 'Paused the room'
+    case 'room.resume':
+      return 'Resumed the room'
+    case 'room.close':
+      return 'Closed the room'
+    case 'sessions.end-all':
+      return `Ended all sessions (${fmt(e.after?.ended)})`
+    case 'session.end':
+      return 'Ended one session'
+    case 'settings.update': {
+      const b = e.before ?? {}
+      const a = e.after ?? {}
+      const parts = FIELDS.filter((f) => !same(a[f], b[f])).map((f) => `${LABELS[f]} ${quoted(f, b[f])} → ${quoted(f, a[f])}`)
+      return parts.length ? parts.join('; ') : 'Saved without changes'
+    }
+    default:
+      return e.action
+  }
+}
+
+// --- start ------------------------------------------------------------------------------------
+
+function bind() {
+  $('signin-form').addEventListener('submit', signIn)
+  $('token').addEventListener('input', () => $('token').removeAttribute('aria-invalid'))
+  $('signout').addEventListener('click', () => background(signOut()))
+  $('settings').addEventListener('submit', save)
+  $('revert').addEventListener('click', revert)
+  $('pause').addEventListener('click', () => background(roomAction('pause')))
+  $('resume').addEventListener('click', () => background(roomAction('resume')))
+  $('close').addEventListener('click', () => background(roomAction('close')))
+  $('endall').addEventListener('click', () => background(roomAction('end-all')))
+  $('conflict-merge').addEventListener('click', () => resolveConflict(true))
+  $('conflict-theirs').addEventListener('click', () => resolveConflict(false))
+  $('stale-load').addEventListener('click', () => background(reviewStale()))
+  for (const f of FIELDS) {
+    fieldInput(f).addEventListener('input', () => {
+      $(`err-${f}`).textContent = ''
+      fieldInput(f).removeAttribute('aria-invalid')
+      renderHints()
+    })
+  }
+  new ResizeObserver(() => renderChart()).observe($('chart-box'))
+  document.addEventListener('visibilitychange', () => {
+    if (!document.hidden && state.who !== null) background(refreshStats())
+  })
+}
+
+async function boot() {
+  bind()
+  try {
+    const r = await api('GET', '/session')
+    if (r.ok) await signedIn(r.data)
+    else showSignin()
+  } catch {
+    showSignin('The edge did not answer. Reload the page to try again.')
+  }
+}
+
+void boot()
