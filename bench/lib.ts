@@ -14,6 +14,17 @@ export function log(message: string): void {
   process.stderr.write(`bench: ${message}\n`)
 }
 
+/** One row of the table `npm run bench` prints (and of results.json). met: null for information only. */
+export interface Row {
+  id: string
+  measurement: string
+  value: string
+  baseline: string
+  ratio: string
+  target: string
+  met: boolean | null
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Child processes
 

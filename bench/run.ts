@@ -22,6 +22,7 @@ import { newVisitorId, QueueTokens } from '../src/core/queue-token.js'
 import { admissionLimits, parseRoomSettings } from '../src/core/settings.js'
 import { admissionCookieName, queueCookieName } from '../src/http/cookies.js'
 import { freePort, type RedisServer, startRedis } from '../test/support/redis-server.js'
+import { runBooking, stopBookingServer } from './booking.js'
 import {
   type Aggregate,
   type Child,
@@ -34,6 +35,7 @@ import {
   log,
   memoryInfo,
   ROOT,
+  type Row,
   runLoad,
   sleep,
   startChild,
@@ -83,16 +85,6 @@ const OPEN_ROOM = {
   sessionDurationSeconds: 3600,
   refreshSeconds: 20,
   abandonAfterSeconds: 3600,
-}
-
-interface Row {
-  id: string
-  measurement: string
-  value: string
-  baseline: string
-  ratio: string
-  target: string
-  met: boolean | null
 }
 
 const notes: string[] = []
@@ -711,6 +703,13 @@ async function main(): Promise<number> {
     if (redisServer) await redisServer.stop()
   }
 
+  // --- 6 and 7. The booking origin on PostgreSQL (bench/booking.ts: its own server, stopped there) ---
+  const booking = await runBooking({ segmentSeconds: SEGMENT_SECONDS })
+  rows.push(...booking.rows)
+  notes.push(...booking.notes)
+  warnings.push(...booking.warnings)
+  results.booking = booking.results
+
   printTable(rows)
   for (const n of notes) process.stdout.write(`\nnote: ${n}`)
   for (const w of warnings) process.stdout.write(`\nWARNING: ${w}`)
@@ -730,7 +729,7 @@ async function main(): Promise<number> {
   // and `biome check` stays clean after a run.
   spawnSync(join(ROOT, 'node_modules', '.bin', 'biome'), ['format', '--write', file], { cwd: ROOT, stdio: 'ignore' })
   process.stdout.write(`results: ${file}\n`)
-  return warnings.some((w) => w.includes('non-2xx')) ? 1 : 0
+  return warnings.some((w) => w.includes('non-2xx')) || !booking.ok ? 1 : 0
 }
 
 let stopping = false
@@ -739,7 +738,10 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     if (stopping) return
     stopping = true
     log(`${signal}: stopping the servers`)
-    void stopAllChildren()
+    // The booking bench's PostgreSQL first: a redis-server stopped before makes redisServer.stop() throw.
+    void stopBookingServer()
+      .catch(() => {})
+      .then(() => stopAllChildren())
       .then(() => redisServer?.stop())
       .finally(() => process.exit(130))
   })
@@ -749,6 +751,7 @@ main().then(
   (code) => process.exit(code),
   async (err) => {
     process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+    await stopBookingServer().catch(() => {})
     await stopAllChildren()
     await redisServer?.stop()
     process.exit(1)
