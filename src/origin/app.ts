@@ -14,6 +14,7 @@ export interface OriginDeps {
   admission: AdmissionCheckOptions
   /** How long a repeat of an Idempotency-Key waits for the first request to finish, ms. */
   repeatWaitMs?: number
+  log?: (event: string, fields: Record<string, unknown>) => void
 }
 
 type Env = { Variables: { admission: Admission } }
@@ -196,6 +197,7 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
       return problem(c, 503, err.code, err.message)
     }
     const code = err instanceof AnteroomError ? err.code : 'ERR_INTERNAL'
+    deps.log?.('origin_error', { code, message: err instanceof Error ? err.message : String(err) })
     return problem(c, 500, code, 'Something went wrong; nothing was sold twice. Please try again.')
   })
 

@@ -53,6 +53,7 @@ export function bookingContract(name: string, makeDb: () => Promise<Db>): void {
           audience: 'origin',
           keys: createLocalJWKSet(tokens.jwks()),
         },
+        log: (event, fields) => console.error(event, JSON.stringify(fields)),
       })
       return { event, app, payments, store }
     }

@@ -5,9 +5,11 @@ import type { Db, Sql } from './db.js'
 type Params = Parameters<postgres.Sql['unsafe']>[1]
 
 export function postgresDb(url: string, options: { max?: number } = {}): Db {
-  const client = postgres(url, { max: options.max ?? 10, onnotice: () => {}, prepare: true })
+  const client = postgres(url, { max: options.max ?? 10, onnotice: () => {} })
   const wrap = (run: postgres.Sql | postgres.TransactionSql): Sql => ({
     async query<T>(text: string, params: unknown[] = []) {
+      // Not prepared: with { prepare: true } the driver failed under heavy concurrency here
+      // (UNSAFE_TRANSACTION on pooled connections), so each statement costs a parse round trip.
       return (await run.unsafe(text, params as Params)) as unknown as T[]
     },
   })

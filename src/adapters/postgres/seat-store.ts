@@ -80,8 +80,7 @@ export class PostgresSeatStore implements SeatStore {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.db.transaction(async (tx) => {
-          await tx.query(`SET LOCAL lock_timeout = '${this.lockTimeoutMs}ms'`)
-          await tx.query(`SET LOCAL statement_timeout = '${this.statementTimeoutMs}ms'`)
+          await tx.query(sql('tx-timeouts'), [`${this.lockTimeoutMs}ms`, `${this.statementTimeoutMs}ms`])
           return fn(tx)
         })
       } catch (err) {
@@ -119,28 +118,31 @@ export class PostgresSeatStore implements SeatStore {
     return rows.map((r) => ({ seat: r.seat, row: r.row_label, number: r.number, status: r.status }))
   }
 
+  /** One transaction, one pool checkout, whatever the outcome. */
   async hold(input: { event: EventInfo; holder: string; seats: string[] }): Promise<HoldOutcome> {
     const { event, holder, seats } = input
-    const known = new Set((await this.db.query<{ seat: string }>(sql('seats-known'), [event.id, seats])).map((r) => r.seat))
-    const unknown = seats.filter((s) => !known.has(s))
-    if (unknown.length > 0) return { kind: 'unknown-seats', unknown }
     const id = randomUUID()
-    const outcome = await this.tx<HoldOutcome | undefined>(async (tx) => {
+    return this.tx<HoldOutcome>(async (tx) => {
+      const known = new Set((await tx.query<{ seat: string }>(sql('seats-known'), [event.id, seats])).map((r) => r.seat))
+      const unknown = seats.filter((s) => !known.has(s))
+      if (unknown.length > 0) return { kind: 'unknown-seats', unknown }
       await tx.query(sql('visitor-lock'), [event.id, holder])
       const [count] = await tx.query<{ n: number }>(sql('visitor-count'), [event.id, holder])
       const current = count?.n ?? 0
       if (current + seats.length > event.maxPerVisitor) return { kind: 'limit', limit: event.maxPerVisitor, current }
       const claimed = await tx.query<{ seat: string }>(sql('hold-claim'), [event.id, seats, holder, id, event.holdSeconds])
-      if (claimed.length !== seats.length) throw new Rollback(undefined)
+      if (claimed.length !== seats.length) {
+        // Say which seats were taken and what is free nearby, then undo the partial claim.
+        const got = new Set(claimed.map((r) => r.seat))
+        const taken = seats.filter((s) => !got.has(s)).sort()
+        const nearest = (await tx.query<{ seat: string }>(sql('seats-nearest'), [event.id, seats, Math.max(seats.length, 4)])).map(
+          (r) => r.seat,
+        )
+        throw new Rollback<HoldOutcome>({ kind: 'taken', taken, nearest })
+      }
       const [row] = await tx.query<HoldRow>(sql('hold-insert'), [id, event.id, holder, seats, event.holdSeconds])
       return { kind: 'held', hold: toHold(row as HoldRow, event) }
     })
-    if (outcome !== undefined) return outcome
-    const taken = (await this.db.query<{ seat: string }>(sql('seats-taken'), [event.id, seats])).map((r) => r.seat)
-    const nearest = (await this.db.query<{ seat: string }>(sql('seats-nearest'), [event.id, seats, Math.max(seats.length, 4)])).map(
-      (r) => r.seat,
-    )
-    return { kind: 'taken', taken, nearest }
   }
 
   async getHold(id: string): Promise<Hold | undefined> {

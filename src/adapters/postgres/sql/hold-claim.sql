@@ -1,11 +1,13 @@
 -- hold-claim.sql: claims the seats that are free or whose hold has expired, all in one statement.
--- Rows are locked in seat order first, so claims of several seats in any order cannot deadlock;
--- after a wait, Read Committed re-checks the condition on the newest row version. The caller
--- compares the rows returned with the seats asked for and rolls back unless all were claimed.
+-- Seats that are plainly taken are not even locked; the claimable ones are locked in seat order, so
+-- claims of several seats in any order cannot deadlock, and after a wait Read Committed re-checks
+-- the condition on the newest row version. The caller compares the rows returned with the seats
+-- asked for and rolls back unless all were claimed.
 -- Params: $1 event id, $2 seats (text[]), $3 holder, $4 hold id, $5 hold seconds
 WITH wanted AS (
   SELECT seat FROM seats
   WHERE event_id = $1 AND seat = ANY ($2::text[])
+    AND (status = 'free' OR (status = 'held' AND hold_expires_at <= now()))
   ORDER BY seat
   FOR UPDATE
 )
