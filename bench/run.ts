@@ -340,6 +340,9 @@ async function main(): Promise<number> {
       ANTEROOM_ORIGIN: originUrl,
       ANTEROOM_REDIS_URL: (redisServer as RedisServer).url,
       ANTEROOM_QUEUE_SECRET: SECRET,
+      // The admin chart's background sampler (one call per room per 10 s) is off, so that the
+      // per-request counts below count only what requests cost.
+      ANTEROOM_HISTORY_SAMPLE_SECONDS: '0',
       ANTEROOM_ROOMS: JSON.stringify(rooms),
     })
     const startServer = async (name: string, script: string, env: Record<string, string> = {}) => {

@@ -24,6 +24,8 @@ export interface Config {
   audience: string
   secureCookies: boolean
   rooms: RoomSettings[]
+  /** How often each edge samples every room for the admin chart, seconds; 0 turns it off. */
+  historySampleSeconds: number
   /** Admin API and UI credentials: name and bearer token. Empty: `npm start` makes one. */
   adminUsers: { name: string; token: string }[]
 }
@@ -74,6 +76,13 @@ function randomSecret(): string {
   const bytes = new Uint8Array(32)
   crypto.getRandomValues(bytes)
   return Buffer.from(bytes).toString('base64url')
+}
+
+function sampleSeconds(value: unknown): number {
+  if (value === undefined || value === '') return 10
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 0 || n > 3600) bad('ANTEROOM_HISTORY_SAMPLE_SECONDS', 'must be a whole number of seconds from 0 to 3600')
+  return n
 }
 
 export function loadConfig(env: Record<string, string | undefined>): Config {
@@ -154,5 +163,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     secureCookies: secure === 'true' || (secure as unknown) === true,
     rooms,
     adminUsers,
+    historySampleSeconds: sampleSeconds(pick('ANTEROOM_HISTORY_SAMPLE_SECONDS', 'historySampleSeconds')),
   })
 }

@@ -88,10 +88,13 @@ export async function buildEdge(config: Config, options: { originUrl: string; cl
     secure: (c) => config.secureCookies || nodeSocket(c)?.encrypted === true,
   })
   // Every edge samples each room once per 10 s for the admin chart; the store keeps one per bucket.
-  const sampler = setInterval(() => {
-    for (const room of rooms.rooms()) void queue.recordSample(room.id, options.clock?.now()).catch(() => {})
-  }, 10_000)
-  sampler.unref()
+  const sampler =
+    config.historySampleSeconds > 0
+      ? setInterval(() => {
+          for (const room of rooms.rooms()) void queue.recordSample(room.id, options.clock?.now()).catch(() => {})
+        }, config.historySampleSeconds * 1000)
+      : undefined
+  sampler?.unref()
   const deps: EdgeDeps = {
     queue,
     rooms,
