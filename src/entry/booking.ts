@@ -17,13 +17,15 @@ export interface BookingOptions {
   audience: string
   /** The demo event is sold through this room. */
   room: string
+  /** The demo event's id (default "demo"). */
+  eventId?: string
 }
 
 export async function buildBooking(o: BookingOptions) {
   const db: Db = o.databaseUrl ? postgresDb(o.databaseUrl) : await pgliteDb()
   await migrate(db)
   await seedEvent(db, {
-    id: 'demo',
+    id: o.eventId ?? 'demo',
     name: 'Demo night: 40 seats',
     room: o.room,
     priceCents: 4500,

@@ -23,7 +23,7 @@ button.seat[aria-pressed=true]{background:#3056d3;color:#fff;border-color:#3056d
 </main>
 <script>
 (function(){
-var event='demo',picked=new Set(),hold=null,msg=document.getElementById('message');
+var event=new URLSearchParams(location.search).get('event')||'demo',picked=new Set(),hold=null,msg=document.getElementById('message');
 function say(t){msg.textContent=t}
 function api(method,path,body,headers){return fetch(path,{method:method,headers:Object.assign({'content-type':'application/json',accept:'application/json'},headers||{}),body:body?JSON.stringify(body):undefined,credentials:'same-origin'}).then(function(r){return r.json().then(function(j){return{status:r.status,body:j}})})}
 function load(){api('GET','/events/'+event+'/seats').then(function(r){if(r.status!==200){say(r.body.error?r.body.error.message:'Could not load seats');return}
