@@ -51,22 +51,16 @@ describe('timeouts and retries on the PostgreSQL server', () => {
 
   it('deadlocks and serialization failures are retried a bounded number of times', async () => {
     const e = await event(`rt${Date.now().toString(36)}`)
-    // A Db that fails the first two claim statements the way PostgreSQL reports a deadlock.
     let failures = 2
+    // A Db that fails the first claims the way PostgreSQL reports a deadlock.
     const flaky: Db = {
       ...db,
-      query: db.query.bind(db),
       close: db.close.bind(db),
-      transaction: (fn) =>
-        db.transaction((tx) =>
-          fn({
-            async query<T>(text: string, params?: unknown[]) {
-              if (text.startsWith('-- hold-claim.sql') && failures-- > 0)
-                throw Object.assign(new Error('deadlock detected'), { code: '40P01' })
-              return tx.query<T>(text, params)
-            },
-          }),
-        ),
+      transaction: db.transaction.bind(db),
+      async query<T>(text: string, params?: unknown[]) {
+        if (text.startsWith('-- hold.sql') && failures-- > 0) throw Object.assign(new Error('deadlock detected'), { code: '40P01' })
+        return db.query<T>(text, params)
+      },
     }
     const store = new PostgresSeatStore(flaky)
     expect((await store.hold({ event: e, holder: 'retry', seats: ['A2'] })).kind).toBe('held')

@@ -25,13 +25,29 @@ export async function migrate(db: Db): Promise<string[]> {
   return applied
 }
 
-/** Splits a migration on the semicolons that end its statements (our migrations hold no functions). */
+/**
+ * Splits a migration on the semicolons that end its statements: comment lines are dropped, and
+ * dollar-quoted bodies ($fn$ ... $fn$) are kept whole.
+ */
 function splitStatements(text: string): string[] {
-  return text
+  const body = text
     .split('\n')
     .filter((line) => !line.trimStart().startsWith('--'))
     .join('\n')
-    .split(';')
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0)
+  const out: string[] = []
+  let current = ''
+  let quote: string | undefined
+  for (let i = 0; i < body.length; i++) {
+    const tag = /^\$[A-Za-z_]*\$/.exec(body.slice(i))?.[0]
+    if (tag !== undefined && (quote === undefined || quote === tag)) {
+      quote = quote === undefined ? tag : undefined
+      current += tag
+      i += tag.length - 1
+    } else if (body[i] === ';' && quote === undefined) {
+      out.push(current)
+      current = ''
+    } else current += body[i]
+  }
+  out.push(current)
+  return out.map((s) => s.trim()).filter((s) => s.length > 0)
 }

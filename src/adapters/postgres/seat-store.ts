@@ -75,14 +75,11 @@ export class PostgresSeatStore implements SeatStore {
     this.statementTimeoutMs = options.statementTimeoutMs ?? 5000
   }
 
-  /** A transaction with timeouts, retried on serialization failures and deadlocks. */
-  private async tx<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
+  /** Runs fn, retrying serialization failures and deadlocks a few times with jitter. */
+  private async retrying<T>(fn: () => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.db.transaction(async (tx) => {
-          await tx.query(sql('tx-timeouts'), [`${this.lockTimeoutMs}ms`, `${this.statementTimeoutMs}ms`])
-          return fn(tx)
-        })
+        return await fn()
       } catch (err) {
         if (err instanceof Rollback) return err.value as T
         const state = sqlState(err)
@@ -96,6 +93,16 @@ export class PostgresSeatStore implements SeatStore {
         throw err
       }
     }
+  }
+
+  /** A transaction with short lock and statement timeouts, retried on serialization failures and deadlocks. */
+  private tx<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
+    return this.retrying(() =>
+      this.db.transaction(async (tx) => {
+        await tx.query(sql('tx-timeouts'), [`${this.lockTimeoutMs}ms`, `${this.statementTimeoutMs}ms`])
+        return fn(tx)
+      }),
+    )
   }
 
   async event(id: string): Promise<EventInfo | undefined> {
@@ -118,31 +125,29 @@ export class PostgresSeatStore implements SeatStore {
     return rows.map((r) => ({ seat: r.seat, row: r.row_label, number: r.number, status: r.status }))
   }
 
-  /** One transaction, one pool checkout, whatever the outcome. */
+  /** One statement, one round trip, whatever the outcome (see anteroom_hold in migrations/002). */
   async hold(input: { event: EventInfo; holder: string; seats: string[] }): Promise<HoldOutcome> {
     const { event, holder, seats } = input
     const id = randomUUID()
-    return this.tx<HoldOutcome>(async (tx) => {
-      const known = new Set((await tx.query<{ seat: string }>(sql('seats-known'), [event.id, seats])).map((r) => r.seat))
-      const unknown = seats.filter((s) => !known.has(s))
-      if (unknown.length > 0) return { kind: 'unknown-seats', unknown }
-      await tx.query(sql('visitor-lock'), [event.id, holder])
-      const [count] = await tx.query<{ n: number }>(sql('visitor-count'), [event.id, holder])
-      const current = count?.n ?? 0
-      if (current + seats.length > event.maxPerVisitor) return { kind: 'limit', limit: event.maxPerVisitor, current }
-      const claimed = await tx.query<{ seat: string }>(sql('hold-claim'), [event.id, seats, holder, id, event.holdSeconds])
-      if (claimed.length !== seats.length) {
-        // Say which seats were taken and what is free nearby, then undo the partial claim.
-        const got = new Set(claimed.map((r) => r.seat))
-        const taken = seats.filter((s) => !got.has(s)).sort()
-        const nearest = (await tx.query<{ seat: string }>(sql('seats-nearest'), [event.id, seats, Math.max(seats.length, 4)])).map(
-          (r) => r.seat,
-        )
-        throw new Rollback<HoldOutcome>({ kind: 'taken', taken, nearest })
-      }
-      const [row] = await tx.query<HoldRow>(sql('hold-insert'), [id, event.id, holder, seats, event.holdSeconds])
-      return { kind: 'held', hold: toHold(row as HoldRow, event) }
-    })
+    const [row] = await this.retrying(() =>
+      this.db.query<{ result: unknown }>(sql('hold'), [event.id, holder, seats, id, `${this.lockTimeoutMs}ms`, Math.max(seats.length, 4)]),
+    )
+    const r = (typeof row?.result === 'string' ? JSON.parse(row.result) : row?.result) as Record<string, unknown>
+    switch (r.kind) {
+      case 'held':
+        return {
+          kind: 'held',
+          hold: toHold({ id, event_id: event.id, holder, seats, expires_at: r.expires_at as string, status: 'active' }, event),
+        }
+      case 'taken':
+        return { kind: 'taken', taken: r.taken as string[], nearest: r.nearest as string[] }
+      case 'limit':
+        return { kind: 'limit', limit: r.limit as number, current: r.current as number }
+      case 'unknown-seats':
+        return { kind: 'unknown-seats', unknown: r.unknown as string[] }
+      default:
+        throw new AnteroomError('ERR_NOT_FOUND', `No such event: ${event.id}`)
+    }
   }
 
   async getHold(id: string): Promise<Hold | undefined> {

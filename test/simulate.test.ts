@@ -1,0 +1,212 @@
+// The sale simulator (sim/): a CI-sized compressed sale that must pass every verdict, the verdicts
+// themselves on synthetic timelines (each must catch its violation), and the what-if model on cases
+// small enough to work out by hand.
+import { describe, expect, it } from 'vitest'
+import { predict } from '../sim/predict.js'
+import { renderReport } from '../sim/report.js'
+import { scaleLimits, simulate, tokenArrival } from '../sim/simulate.js'
+import {
+  abandonedVerdict,
+  activeVerdict,
+  bookingVerdicts,
+  everyoneVerdict,
+  fifoInversions,
+  fifoVerdict,
+  rateVerdicts,
+  type StoreSample,
+  type VisitorRecord,
+  worstWindow,
+} from '../sim/verdicts.js'
+
+/** A visitor who arrived at `arrivedAt`, polled queued at `lo` and saw admitted at `hi` (sent hi - 5). */
+function admitted(id: number, arrivedAt: number, lo: number, hi: number, serverArrival = arrivedAt * 1000): VisitorRecord {
+  return {
+    id,
+    arrivedAt,
+    serverArrival,
+    lastQueuedSent: lo,
+    admittedSent: hi - 5,
+    admittedReceived: hi,
+    abandoned: false,
+    lastPollSent: hi - 5,
+    tickets: [],
+  }
+}
+
+describe('verdicts on synthetic timelines', () => {
+  it('FIFO: grant order is compared, not pick-up order; a certain inversion is reported', () => {
+    // b arrived after a and picked up first, but a's grant may have come first (intervals overlap): no inversion.
+    const overlap = [admitted(1, 0, 1000, 3000), admitted(2, 10, 900, 2000)]
+    expect(fifoInversions(overlap).count).toBe(0)
+    // a was still queued at 5000 while b had already been admitted at 2000: a certain inversion.
+    const inverted = [admitted(1, 0, 5000, 7000), admitted(2, 10, 900, 2000), admitted(3, 20, 8000, 9000)]
+    expect(fifoInversions(inverted)).toEqual({ count: 1, example: [1, 2] })
+    expect(fifoVerdict(inverted).ok).toBe(false)
+    // A visitor who gave up is not held to FIFO.
+    expect(fifoInversions(inverted.map((v) => (v.id === 1 ? { ...v, abandoned: true } : v))).count).toBe(0)
+  })
+
+  it('rate: one admission too many in a real 60-s window fails; spread over two windows passes', () => {
+    const inWindow = Array.from({ length: 7 }, (_, i) => admitted(i, 0, i * 8000, i * 8000 + 100))
+    expect(worstWindow(inWindow, 60_000).count).toBe(7)
+    expect(rateVerdicts(inWindow, [], 6)[0]!.ok).toBe(false)
+    const spread = Array.from({ length: 7 }, (_, i) => admitted(i, 0, i * 10_000, i * 10_000 + 100))
+    expect(rateVerdicts(spread, [], 6)[0]!.ok).toBe(true)
+    // Two grants certainly inside 10 s with newUsersPerMinute 6 (1 per 10 s) fail the 10-s rule.
+    expect(rateVerdicts([admitted(1, 0, 0, 100), admitted(2, 0, 200, 300)], [], 6)[1]!.ok).toBe(false)
+    // The store's own admittedLastMinute over the limit fails too.
+    expect(rateVerdicts([], [{ t: 0, waiting: 0, active: 0, admittedLastMinute: 7 }], 6)[0]!.ok).toBe(false)
+  })
+
+  it('active: sessions certainly running at once over totalActiveUsers fail', () => {
+    const three = [admitted(1, 0, 0, 100), admitted(2, 0, 0, 200), admitted(3, 0, 0, 300)]
+    expect(activeVerdict(three, [], 3, 10_000).ok).toBe(true)
+    expect(activeVerdict(three, [], 2, 10_000).ok).toBe(false)
+    // Back to back (the first session over before the third starts): fine with 2.
+    const serial = [admitted(1, 0, 0, 100), admitted(2, 0, 0, 200), admitted(3, 0, 20_000, 20_100)]
+    expect(activeVerdict(serial, [], 2, 10_000).ok).toBe(true)
+    expect(activeVerdict([], [{ t: 0, waiting: 0, active: 3, admittedLastMinute: 0 }], 2, 10_000).ok).toBe(false)
+  })
+
+  it('abandoned slots: a held slot is allowed until abandonAfter after the last poll, not longer', () => {
+    const quitter: VisitorRecord = { id: 1, arrivedAt: 0, serverArrival: 0, lastPollSent: 1000, abandoned: true, tickets: [] }
+    const later = admitted(2, 10, 1500, 2000, 10_000)
+    const o = { sessionMs: 10_000, abandonAfterMs: 6000, slackMs: 500 }
+    // Store says 2 active at 5 s (the quitter's held slot and the later visitor): allowed.
+    const ok: StoreSample[] = [{ t: 5000, waiting: 0, active: 2, admittedLastMinute: 2 }]
+    const good = abandonedVerdict([quitter, later], ok, o)
+    expect(good.ok).toBe(true)
+    expect(good.measured).toMatch(/^1 held/)
+    // Still 2 active at 9 s: the quitter's slot should have come back at 7 s.
+    const bad: StoreSample[] = [...ok, { t: 9000, waiting: 0, active: 2, admittedLastMinute: 2 }]
+    expect(abandonedVerdict([quitter, later], bad, o).ok).toBe(false)
+  })
+
+  it('bookings: a seat ticketed twice or a broken invariant is a double booking', () => {
+    const a = { ...admitted(1, 0, 0, 100), tickets: ['A1', 'A2'] }
+    const b = { ...admitted(2, 0, 0, 100), tickets: ['A3'] }
+    const clean = { seats: 40, sold: 3, tickets: 3, paid: 3, invariantOk: true, soldInMap: 3 }
+    expect(bookingVerdicts([a, b], clean).every((v) => v.ok)).toBe(true)
+    const twice = { ...b, tickets: ['A2'] }
+    expect(bookingVerdicts([a, twice], { ...clean, sold: 2, tickets: 3, invariantOk: false, soldInMap: 2 })[1]).toMatchObject({
+      ok: false,
+    })
+    expect(bookingVerdicts([a, b], { ...clean, sold: 41, seats: 40 })[0]!.ok).toBe(false)
+  })
+
+  it('a visitor who kept polling and never got in fails the run', () => {
+    const stuck: VisitorRecord = { id: 1, arrivedAt: 0, abandoned: false, tickets: [] }
+    expect(everyoneVerdict([stuck]).ok).toBe(false)
+    expect(everyoneVerdict([{ ...stuck, abandoned: true }]).ok).toBe(true)
+  })
+})
+
+describe('what-if model', () => {
+  const limits = {
+    totalActiveUsers: 10,
+    newUsersPerMinute: 6,
+    sessionDurationSeconds: 100_000,
+    refreshSeconds: 10,
+    abandonAfterSeconds: 30,
+  }
+
+  it('rate-bound: 20 at opening, 6 a minute (1 per 10 s), 10 slots: one every 10 s until the slots are full', () => {
+    const p = predict({
+      visitors: 20,
+      curve: { kind: 'opening', durationSeconds: 0 },
+      limits,
+      abandonShare: 0,
+      patienceSeconds: 0,
+      horizonSeconds: 300,
+    })
+    const grants = p.admitted.flatMap((n, t) => (n > 0 ? [[t, n]] : []))
+    expect(grants).toEqual([0, 10, 20, 30, 40, 50, 60, 70, 80, 90].map((t) => [t, 1]))
+    expect(p.admittedTotal).toBe(10)
+    expect(p.queue[90]).toBe(10)
+    expect(p.maxQueue).toBe(19)
+    expect(p.drainedAt).toBeUndefined()
+    // Waits 0, 10, ..., 90: p50 is the 5th, 40 s.
+    expect(p.p50).toBe(40)
+    expect(p.p99).toBe(90)
+  })
+
+  it('slot-bound: 2 slots, 30-s sessions, 6 visitors: two at 0, 30 and 60 s', () => {
+    const p = predict({
+      visitors: 6,
+      curve: { kind: 'opening', durationSeconds: 0 },
+      limits: { ...limits, totalActiveUsers: 2, newUsersPerMinute: 60, sessionDurationSeconds: 30 },
+      abandonShare: 0,
+      patienceSeconds: 0,
+    })
+    expect(p.admitted.flatMap((n, t) => (n > 0 ? [[t, n]] : []))).toEqual([
+      [0, 2],
+      [30, 2],
+      [60, 2],
+    ])
+    expect([p.p50, p.p95, p.drainedAt]).toEqual([30, 60, 60])
+    expect(p.waitByArrivalMinute).toEqual([{ minute: 0, meanWait: 30, maxWait: 60 }])
+  })
+
+  it('givers-up who reach the head after giving up hold a slot only until they are dropped', () => {
+    // 2 visitors, 1 slot, long sessions: the first (patient) takes the slot at 0; half of each cohort gives up.
+    const p = predict({
+      visitors: 2,
+      curve: { kind: 'opening', durationSeconds: 0 },
+      limits: { ...limits, totalActiveUsers: 1, newUsersPerMinute: 60, sessionDurationSeconds: 1000 },
+      abandonShare: 0.5,
+      patienceSeconds: 20,
+      horizonSeconds: 200,
+    })
+    // The fluid model admits 1 of 2 at t=0 (half patient, half giver-up, both admitted before giving up).
+    expect(p.admitted[0]).toBe(1)
+    expect(p.queue[0]).toBe(1)
+    // The rest: 0.5 patient waits for a session to end (t=1000, beyond the horizon); 0.5 givers-up are dropped at 20 + 30.
+    expect(p.queue[49]).toBeCloseTo(1)
+    expect(p.queue[50]).toBeCloseTo(0.5)
+  })
+})
+
+describe('scaling', () => {
+  it('divides durations, multiplies the rate, and honours the edge minimums', () => {
+    const s = scaleLimits(
+      { totalActiveUsers: 500, newUsersPerMinute: 100, sessionDurationSeconds: 600, refreshSeconds: 30, abandonAfterSeconds: 90 },
+      30,
+    )
+    expect(s.real).toEqual({
+      totalActiveUsers: 500,
+      newUsersPerMinute: 3000,
+      sessionDurationSeconds: 20,
+      refreshSeconds: 2,
+      abandonAfterSeconds: 5,
+    })
+    expect(s.effective.refreshSeconds).toBe(60)
+    expect(s.notes.some((n) => n.includes('refreshSeconds'))).toBe(true)
+    expect(tokenArrival(`q1.demo.abc.${(1234567).toString(36)}.zz.mac`)).toBe(1234567)
+  })
+})
+
+describe('a CI-sized sale', () => {
+  it('2,000 visitors on a ramp, 30x compressed, pass every verdict', { timeout: 120_000 }, async () => {
+    const r = await simulate({
+      visitors: 2000,
+      curve: { kind: 'ramp', durationSeconds: 300 },
+      limits: { totalActiveUsers: 800, newUsersPerMinute: 150, sessionDurationSeconds: 300, refreshSeconds: 60, abandonAfterSeconds: 180 },
+      scale: 30,
+      abandonShare: 0.1,
+      patienceSeconds: 300,
+      buyShare: 0.5,
+      seed: 7,
+      maxRealSeconds: 90,
+    })
+    const failed = r.verdicts.filter((v) => !v.ok)
+    expect(failed).toEqual([])
+    expect(r.ok).toBe(true)
+    expect(r.realSeconds).toBeLessThan(60)
+    expect(r.booking.sold).toBe(r.booking.seats)
+    expect(r.samples.length).toBeGreaterThan(10)
+    const html = renderReport(r)
+    expect(html).toContain('All verdicts pass')
+    expect(html).toContain('Time compression <b>30x</b>')
+    expect((html.match(/<svg /g) ?? []).length).toBe(5)
+  })
+})
