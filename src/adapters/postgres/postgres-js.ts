@@ -5,7 +5,8 @@ import type { Db, Sql } from './db.js'
 type Params = Parameters<postgres.Sql['unsafe']>[1]
 
 export function postgresDb(url: string, options: { max?: number } = {}): Db {
-  const client = postgres(url, { max: options.max ?? 10, onnotice: () => {} })
+  // A session-wide statement_timeout backs up the per-transaction ones, also for single statements.
+  const client = postgres(url, { max: options.max ?? 10, onnotice: () => {}, connection: { statement_timeout: 10_000 } })
   const wrap = (run: postgres.Sql | postgres.TransactionSql): Sql => ({
     async query<T>(text: string, params: unknown[] = []) {
       // Not prepared: with { prepare: true } the driver failed under heavy concurrency here
