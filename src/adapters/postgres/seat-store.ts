@@ -105,7 +105,19 @@ export class PostgresSeatStore implements SeatStore {
     )
   }
 
+  /** Events change rarely: each is read at most once every few seconds, not on every request. */
+  private readonly events = new Map<string, { event: EventInfo | undefined; until: number }>()
+
   async event(id: string): Promise<EventInfo | undefined> {
+    const cached = this.events.get(id)
+    if (cached !== undefined && cached.until > Date.now()) return cached.event
+    const event = await this.readEvent(id)
+    if (this.events.size > 10_000) this.events.clear()
+    this.events.set(id, { event, until: Date.now() + 5000 })
+    return event
+  }
+
+  private async readEvent(id: string): Promise<EventInfo | undefined> {
     const [r] = await this.db.query<Record<string, unknown>>(sql('event-get'), [id])
     if (r === undefined) return undefined
     return {
