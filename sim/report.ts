@@ -1,0 +1,349 @@
+// The HTML report of a simulated sale: summary, scaling, verdicts, prediction against the run, and
+// charts drawn as inline SVG (no external libraries, no network).
+import type { Prediction } from './predict.js'
+import type { SimResult } from './simulate.js'
+import { percentile, waits } from './verdicts.js'
+
+interface Series {
+  name: string
+  points: [number, number][]
+  color: string
+  dashed?: boolean
+  step?: boolean
+}
+
+const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
+
+function niceMax(v: number): number {
+  if (!(v > 0)) return 1
+  const p = 10 ** Math.floor(Math.log10(v))
+  for (const m of [1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (m * p >= v) return m * p
+  return 10 * p
+}
+
+const W = 760
+const H = 260
+const PAD = { l: 56, r: 16, t: 16, b: 36 }
+
+function frame(
+  xMax: number,
+  yMax: number,
+  xLabel: string,
+  yLabel: string,
+): { svg: string[]; x: (v: number) => number; y: (v: number) => number } {
+  const x = (v: number) => PAD.l + (v / xMax) * (W - PAD.l - PAD.r)
+  const y = (v: number) => H - PAD.b - (v / yMax) * (H - PAD.t - PAD.b)
+  const svg: string[] = []
+  for (let i = 0; i <= 4; i++) {
+    const v = (yMax * i) / 4
+    svg.push(`<line x1="${PAD.l}" x2="${W - PAD.r}" y1="${y(v)}" y2="${y(v)}" stroke="#e3e3e3"/>`)
+    svg.push(`<text x="${PAD.l - 6}" y="${y(v) + 4}" text-anchor="end">${+v.toFixed(1)}</text>`)
+  }
+  for (let i = 0; i <= 5; i++) {
+    const v = (xMax * i) / 5
+    svg.push(`<text x="${x(v)}" y="${H - PAD.b + 16}" text-anchor="middle">${+v.toFixed(1)}</text>`)
+  }
+  svg.push(`<line x1="${PAD.l}" x2="${W - PAD.r}" y1="${y(0)}" y2="${y(0)}" stroke="#888"/>`)
+  svg.push(`<text x="${(W + PAD.l) / 2}" y="${H - 4}" text-anchor="middle">${esc(xLabel)}</text>`)
+  svg.push(`<text x="12" y="${PAD.t + 4}" transform="rotate(-90 12 ${PAD.t + 4})" text-anchor="end">${esc(yLabel)}</text>`)
+  return { svg, x, y }
+}
+
+function legend(series: { name: string; color: string; dashed?: boolean }[]): string {
+  return `<div class="legend">${series
+    .map((s) => `<span><i style="border-top:3px ${s.dashed ? 'dashed' : 'solid'} ${s.color}"></i>${esc(s.name)}</span>`)
+    .join('')}</div>`
+}
+
+export function lineChart(title: string, series: Series[], xLabel: string, yLabel: string, xMaxHint?: number): string {
+  const all = series.flatMap((s) => s.points)
+  const xMax = niceMax(xMaxHint ?? all.reduce((m, p) => Math.max(m, p[0]), 0))
+  const yMax = niceMax(all.reduce((m, p) => Math.max(m, p[1]), 0) * 1.05)
+  const { svg, x, y } = frame(xMax, yMax, xLabel, yLabel)
+  for (const s of series) {
+    if (s.points.length === 0) continue
+    const pts: string[] = []
+    let prev: [number, number] | undefined
+    for (const p of s.points) {
+      if (p[0] > xMax) break
+      if (s.step && prev) pts.push(`${x(p[0]).toFixed(1)},${y(prev[1]).toFixed(1)}`)
+      pts.push(`${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`)
+      prev = p
+    }
+    svg.push(
+      `<polyline fill="none" stroke="${s.color}" stroke-width="2" ${s.dashed ? 'stroke-dasharray="6 4"' : ''} points="${pts.join(' ')}"/>`,
+    )
+  }
+  return `<figure><figcaption>${esc(title)}</figcaption><svg viewBox="0 0 ${W} ${H}" role="img">${svg.join('')}</svg>${legend(series)}</figure>`
+}
+
+function barChart(
+  title: string,
+  bars: { x: number; v: number }[],
+  lines: Series[],
+  xLabel: string,
+  yLabel: string,
+  barName: string,
+  xMax: number,
+): string {
+  const yMax = niceMax(Math.max(...bars.map((b) => b.v), ...lines.flatMap((s) => s.points.map((p) => p[1])), 1) * 1.05)
+  const xm = niceMax(xMax)
+  const { svg, x, y } = frame(xm, yMax, xLabel, yLabel)
+  const bw = Math.max(1, x(1) - x(0) - 1)
+  for (const b of bars) svg.push(`<rect x="${x(b.x) + 0.5}" y="${y(b.v)}" width="${bw}" height="${y(0) - y(b.v)}" fill="#7aa6d6"/>`)
+  for (const s of lines) {
+    const pts = s.points.filter((p) => p[0] <= xm).map((p) => `${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`)
+    svg.push(
+      `<polyline fill="none" stroke="${s.color}" stroke-width="2" ${s.dashed ? 'stroke-dasharray="6 4"' : ''} points="${pts.join(' ')}"/>`,
+    )
+  }
+  return `<figure><figcaption>${esc(title)}</figcaption><svg viewBox="0 0 ${W} ${H}" role="img">${svg.join('')}</svg>${legend([
+    { name: barName, color: '#7aa6d6' },
+    ...lines,
+  ])}</figure>`
+}
+
+function boxChart(
+  title: string,
+  boxes: { x: number; min: number; q1: number; med: number; q3: number; max: number; n: number }[],
+  lines: Series[],
+  xMax: number,
+): string {
+  const yMax = niceMax(Math.max(1, ...boxes.map((b) => b.max), ...lines.flatMap((s) => s.points.map((p) => p[1]))) * 1.05)
+  const xm = niceMax(xMax)
+  const { svg, x, y } = frame(xm, yMax, 'arrival minute (sale time)', 'wait, sale minutes')
+  const bw = Math.max(2, (x(1) - x(0)) * 0.6)
+  for (const b of boxes) {
+    const cx = x(b.x + 0.5)
+    svg.push(`<line x1="${cx}" x2="${cx}" y1="${y(b.min)}" y2="${y(b.max)}" stroke="#555"/>`)
+    svg.push(
+      `<rect x="${cx - bw / 2}" y="${y(b.q3)}" width="${bw}" height="${Math.max(1, y(b.q1) - y(b.q3))}" fill="#b9d3ee" stroke="#555"><title>${b.n} visitors</title></rect>`,
+    )
+    svg.push(`<line x1="${cx - bw / 2}" x2="${cx + bw / 2}" y1="${y(b.med)}" y2="${y(b.med)}" stroke="#c0392b" stroke-width="2"/>`)
+  }
+  for (const s of lines) {
+    const pts = s.points.filter((p) => p[0] <= xm).map((p) => `${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`)
+    svg.push(
+      `<polyline fill="none" stroke="${s.color}" stroke-width="2" ${s.dashed ? 'stroke-dasharray="6 4"' : ''} points="${pts.join(' ')}"/>`,
+    )
+  }
+  return `<figure><figcaption>${esc(title)}</figcaption><svg viewBox="0 0 ${W} ${H}" role="img">${svg.join('')}</svg>${legend([
+    { name: 'min-max, quartiles, median (red)', color: '#555' },
+    ...lines,
+  ])}</figure>`
+}
+
+/** Prediction series in sale minutes; `perStep` sale seconds per model step. */
+function predSeries(values: number[], perStep: number): [number, number][] {
+  return values.map((v, i) => [(i * perStep) / 60, v])
+}
+
+function perMinute(values: number[], perStep: number): [number, number][] {
+  const bins = new Map<number, number>()
+  values.forEach((v, i) => {
+    const m = Math.floor((i * perStep) / 60)
+    bins.set(m, (bins.get(m) ?? 0) + v)
+  })
+  return [...bins].sort((a, b) => a[0] - b[0]).map(([m, v]) => [m + 0.5, v])
+}
+
+export interface Comparison {
+  rows: { what: string; predicted: string; predictedRun: string; measured: string }[]
+}
+
+export function compare(r: SimResult): Comparison {
+  const s = r.options.scale
+  const w = waits(r.visitors, s)
+  const maxQueue = r.samples.reduce((m, x) => Math.max(m, x.waiting), 0)
+  const lastAdmit = r.visitors.reduce((m, v) => Math.max(m, v.admittedReceived ?? 0), 0)
+  const f = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? '-' : `${Math.round(x)}`)
+  const p: Prediction = r.prediction
+  const q: Prediction = r.predictionOfRun
+  return {
+    rows: [
+      { what: 'max queue length', predicted: f(p.maxQueue), predictedRun: f(q.maxQueue), measured: f(maxQueue) },
+      { what: 'wait p50 (sale s)', predicted: f(p.p50), predictedRun: f(q.p50 * s), measured: f(percentile(w, 50)) },
+      { what: 'wait p95 (sale s)', predicted: f(p.p95), predictedRun: f(q.p95 * s), measured: f(percentile(w, 95)) },
+      { what: 'wait p99 (sale s)', predicted: f(p.p99), predictedRun: f(q.p99 * s), measured: f(percentile(w, 99)) },
+      {
+        what: 'last patient visitor admitted (sale min)',
+        predicted: p.drainedAt === undefined ? '-' : (p.drainedAt / 60).toFixed(1),
+        predictedRun: q.drainedAt === undefined ? '-' : ((q.drainedAt * s) / 60).toFixed(1),
+        measured: ((lastAdmit / 1000) * (s / 60)).toFixed(1),
+      },
+      { what: 'admitted', predicted: f(p.admittedTotal), predictedRun: f(q.admittedTotal), measured: f(w.length) },
+    ],
+  }
+}
+
+export function renderReport(r: SimResult): string {
+  const s = r.options.scale
+  const toMin = (ms: number) => (ms / 1000) * (s / 60)
+  const { real, requested, effective } = r.scaling
+  const xMax = Math.max(toMin(r.realSeconds * 1000), (r.prediction.drainedAt ?? 0) / 60)
+  const samples = r.samples
+  const queue = lineChart(
+    'Queue length',
+    [
+      { name: 'store: waiting', points: samples.map((x) => [toMin(x.t), x.waiting]), color: '#2c6fbb' },
+      { name: 'predicted (this compressed run)', points: predSeries(r.predictionOfRun.queue, s), color: '#e67e22', dashed: true },
+      { name: 'predicted (uncompressed sale)', points: predSeries(r.prediction.queue, 1), color: '#8e44ad', dashed: true },
+    ],
+    'sale minutes',
+    'visitors',
+    xMax,
+  )
+  const active = lineChart(
+    'Active sessions',
+    [
+      { name: 'store: active', points: samples.map((x) => [toMin(x.t), x.active]), color: '#27ae60' },
+      {
+        name: 'totalActiveUsers',
+        points: [
+          [0, real.totalActiveUsers],
+          [xMax, real.totalActiveUsers],
+        ],
+        color: '#c0392b',
+        dashed: true,
+      },
+      { name: 'predicted (this compressed run)', points: predSeries(r.predictionOfRun.active, s), color: '#e67e22', dashed: true },
+    ],
+    'sale minutes',
+    'sessions',
+    xMax,
+  )
+  const bins = new Map<number, number>()
+  for (const v of r.visitors)
+    if (v.admittedReceived !== undefined)
+      bins.set(Math.floor(toMin(v.admittedReceived)), (bins.get(Math.floor(toMin(v.admittedReceived))) ?? 0) + 1)
+  const admissions = barChart(
+    'Admissions per sale minute (seen by visitors), against the setting',
+    [...bins].map(([x, v]) => ({ x, v })),
+    [
+      {
+        name: `newUsersPerMinute (${requested.newUsersPerMinute})`,
+        points: [
+          [0, requested.newUsersPerMinute],
+          [xMax, requested.newUsersPerMinute],
+        ],
+        color: '#c0392b',
+        dashed: true,
+      },
+      { name: 'predicted (this compressed run)', points: perMinute(r.predictionOfRun.admitted, s), color: '#e67e22' },
+    ],
+    'sale minutes',
+    'admissions',
+    'admitted',
+    xMax,
+  )
+  const byArrival = new Map<number, number[]>()
+  for (const v of r.visitors) {
+    if (v.admittedReceived === undefined) continue
+    const m = Math.floor(toMin(v.arrivedAt))
+    const list = byArrival.get(m) ?? []
+    list.push(toMin(v.admittedReceived - v.arrivedAt))
+    byArrival.set(m, list)
+  }
+  const boxes = [...byArrival].map(([x, list]) => {
+    list.sort((a, b) => a - b)
+    return {
+      x,
+      n: list.length,
+      min: list[0]!,
+      q1: percentile(list, 25),
+      med: percentile(list, 50),
+      q3: percentile(list, 75),
+      max: list[list.length - 1]!,
+    }
+  })
+  const waitChart = boxChart(
+    'Wait by arrival minute',
+    boxes,
+    [
+      {
+        name: 'predicted mean (this compressed run)',
+        points: r.predictionOfRun.waitByArrivalMinute.map((m) => [m.minute + 0.5, (m.meanWait * s) / 60]),
+        color: '#e67e22',
+        dashed: true,
+      },
+      {
+        name: 'predicted mean (uncompressed sale)',
+        points: r.prediction.waitByArrivalMinute.map((m) => [m.minute + 0.5, m.meanWait / 60]),
+        color: '#8e44ad',
+        dashed: true,
+      },
+    ],
+    Math.max(1, ...boxes.map((b) => b.x + 1)),
+  )
+  const sales = r.visitors.filter((v) => v.boughtAt !== undefined).sort((a, b) => a.boughtAt! - b.boughtAt!)
+  let cum = 0
+  const sold = lineChart(
+    'Seats sold',
+    [
+      {
+        name: 'seats sold',
+        points: [[0, 0], ...sales.map((v) => [toMin(v.boughtAt!), (cum += v.tickets.length)] as [number, number])],
+        color: '#16a085',
+        step: true,
+      },
+      {
+        name: `seats (${r.booking.seats})`,
+        points: [
+          [0, r.booking.seats],
+          [xMax, r.booking.seats],
+        ],
+        color: '#c0392b',
+        dashed: true,
+      },
+    ],
+    'sale minutes',
+    'seats',
+    xMax,
+  )
+  const verdicts = r.verdicts
+    .map(
+      (v) =>
+        `<tr class="${v.info ? 'info' : v.ok ? 'ok' : 'bad'}"><td>${v.info ? 'INFO' : v.ok ? 'PASS' : 'FAIL'}</td><td>${esc(v.name)}</td><td>${esc(v.measured)}</td><td>${esc(v.limit)}</td><td>${esc(v.detail)}</td></tr>`,
+    )
+    .join('')
+  const scaleRows = (Object.keys(requested) as (keyof typeof requested)[])
+    .map((k) => `<tr><td>${k}</td><td>${requested[k]}</td><td>${real[k]}</td><td>${+effective[k].toFixed(2)}</td></tr>`)
+    .join('')
+  const cmp = compare(r)
+    .rows.map((x) => `<tr><td>${esc(x.what)}</td><td>${x.predicted}</td><td>${x.predictedRun}</td><td>${x.measured}</td></tr>`)
+    .join('')
+  const o = r.options
+  const gaveUp = r.visitors.filter((v) => v.abandoned).length
+  const admitted = r.visitors.filter((v) => v.admittedReceived !== undefined).length
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Anteroom sale simulation</title>
+<style>
+body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:820px;color:#222}
+h1{font-size:22px}h2{font-size:17px;margin-top:28px}
+table{border-collapse:collapse;width:100%;margin:8px 0}td,th{border:1px solid #ddd;padding:4px 6px;text-align:left;vertical-align:top}
+tr.ok td:first-child{color:#1e7e34;font-weight:600}tr.bad td:first-child{color:#b00020;font-weight:700}tr.bad{background:#fdecee}tr.info td:first-child{color:#555}
+figure{margin:18px 0}figcaption{font-weight:600;margin-bottom:4px}svg{width:100%;height:auto;font-size:11px;fill:#444}
+.legend span{margin-right:14px;font-size:12px}.legend i{display:inline-block;width:22px;margin-right:4px;vertical-align:middle}
+.verdict{font-size:18px;font-weight:700}.pass{color:#1e7e34}.fail{color:#b00020}
+</style></head><body>
+<h1>Anteroom sale simulation</h1>
+<p class="verdict ${r.ok ? 'pass' : 'fail'}">${r.ok ? 'All verdicts pass' : 'Some verdicts fail'}</p>
+<p>${o.visitors} visitors, arrival curve <b>${o.curve.kind}</b>${o.curve.kind === 'opening' ? '' : ` over ${o.curve.durationSeconds} sale seconds`}${o.curve.kind === 'waves' ? ` (${o.curve.waves ?? 3} waves)` : ''};
+${Math.round(o.abandonShare * 100)}% give up after ~${o.patienceSeconds} s (exponential); ${Math.round(o.buyShare * 100)}% of admitted visitors try to buy.
+Started ${esc(r.startedAt)}; ran ${r.realSeconds.toFixed(1)} real seconds (${((r.realSeconds * s) / 60).toFixed(1)} sale minutes); ${r.requests} requests, ${r.errors} errors.
+Admitted ${admitted}, gave up ${gaveUp}. Store: ${o.edgeUrl ? `external edge ${esc(o.edgeUrl)}` : o.redis ? 'Redis' : 'embedded'}; seed ${o.seed}.</p>
+<h2>Verdicts</h2>
+<table><tr><th></th><th>verdict</th><th>measured</th><th>limit</th><th>how</th></tr>${verdicts}</table>
+<h2>How the run was scaled</h2>
+<p>Time compression <b>${s}x</b>: one real second is ${s} sale seconds. Durations were divided by ${s} and newUsersPerMinute multiplied by ${s}, so that admissions per sale minute match; totalActiveUsers is a count and unchanged. Charts are in sale time.</p>
+<table><tr><th>setting</th><th>sale (asked)</th><th>given to the edge (real)</th><th>effective in sale time</th></tr>${scaleRows}</table>
+<ul>${r.scaling.notes.map((n) => `<li>${esc(n)}</li>`).join('')}
+<li>Grants are timed from the visitor side: a grant lies between the last poll that answered "queued" and the poll that answered "admitted" (a visitor granted between polls collects at the next one). Window and FIFO verdicts count only what those intervals prove, so they are never false alarms; store-side numbers come from the store's own stats, sampled every 250 ms.</li></ul>
+<h2>Prediction against the run</h2>
+<p>The what-if model (sim/predict.ts) replays the edge's admission rules one second at a time on the expected arrival curve. "Sale" uses the settings as asked, uncompressed; "this run" uses the settings given to the edge, in real seconds, scaled back to sale time. Waits are to the grant; visitors see it at their next poll, up to one refresh (${effective.refreshSeconds} sale s) later.</p>
+<table><tr><th></th><th>predicted (sale)</th><th>predicted (this run)</th><th>measured</th></tr>${cmp}</table>
+<h2>Charts</h2>
+${queue}${active}${admissions}${waitChart}${sold}
+</body></html>
+`
+}

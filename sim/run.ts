@@ -1,0 +1,163 @@
+// `npm run simulate`: runs a sale against an edge (started here by default) and writes an HTML report.
+//
+//   npm run simulate -- --visitors 3000 --curve ramp --duration 600 --scale 30
+//   npm run simulate -- --redis --pg            # redis-server and PostgreSQL started here, on loopback
+//   npm run simulate -- --edge http://127.0.0.1:8080 --admin-token T   # an edge already running
+//   npm run simulate -- --predict               # what-if only: predict queue and waits, no run
+//
+// Exit status 1 when any verdict fails.
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { startPostgres } from '../test/support/postgres-server.js'
+import { type ArrivalCurve, predict, type RoomLimits } from './predict.js'
+import { compare, renderReport } from './report.js'
+import { type SimOptions, simulate } from './simulate.js'
+
+const HELP = `npm run simulate -- [options]
+  --visitors N          virtual visitors (3000)
+  --curve KIND          opening | ramp | waves (ramp)
+  --duration S          arrival period, sale seconds (600)
+  --waves N             waves for --curve waves (3)
+  --scale S             time compression: S sale seconds per real second (30)
+  --total-active N      totalActiveUsers (600)
+  --per-minute N        newUsersPerMinute, sale time (100)
+  --session S           sessionDurationSeconds, sale time (300)
+  --refresh S           refreshSeconds, sale time (60)
+  --abandon-after S     abandonAfterSeconds, sale time (180)
+  --abandon-share F     share of visitors who give up while waiting (0.1)
+  --patience S          mean wait before giving up, sale seconds (300)
+  --buy-share F         share of admitted visitors who try to buy (0.5)
+  --seed N              random seed (1)
+  --redis [URL]         Redis store: a redis-server started here, or this URL (default: embedded store)
+  --pg [URL]            PostgreSQL for the booking origin: a server started here, or this URL (default: PGlite)
+  --edge URL            drive an already-running edge instead (its room must have the scaled settings)
+  --admin-token T       bearer token for that edge's admin stats API (store-side samples)
+  --room ID             room id (demo)
+  --max-p99-wait S      fail when p99 wait exceeds S sale seconds
+  --max-real-seconds S  stop the run after S real seconds (300)
+  --out FILE            report path (.tmp/sim/report-<time>.html)
+  --predict             what-if only: print the prediction, run nothing`
+
+function main(): Promise<number> | number {
+  const { values } = parseArgs({
+    options: {
+      visitors: { type: 'string', default: '3000' },
+      curve: { type: 'string', default: 'ramp' },
+      duration: { type: 'string', default: '600' },
+      waves: { type: 'string', default: '3' },
+      scale: { type: 'string', default: '30' },
+      'total-active': { type: 'string', default: '600' },
+      'per-minute': { type: 'string', default: '100' },
+      session: { type: 'string', default: '300' },
+      refresh: { type: 'string', default: '60' },
+      'abandon-after': { type: 'string', default: '180' },
+      'abandon-share': { type: 'string', default: '0.1' },
+      patience: { type: 'string', default: '300' },
+      'buy-share': { type: 'string', default: '0.5' },
+      seed: { type: 'string', default: '1' },
+      redis: { type: 'string' },
+      pg: { type: 'string' },
+      edge: { type: 'string' },
+      'admin-token': { type: 'string' },
+      room: { type: 'string', default: 'demo' },
+      'max-p99-wait': { type: 'string' },
+      'max-real-seconds': { type: 'string', default: '300' },
+      out: { type: 'string' },
+      predict: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+    // --redis and --pg may come without a value.
+    args: process.argv
+      .slice(2)
+      .flatMap((a, i, all) => ((a === '--redis' || a === '--pg') && (all[i + 1] ?? '--').startsWith('--') ? [a, ''] : [a])),
+  })
+  if (values.help) {
+    console.log(HELP)
+    return 0
+  }
+  const num = (name: keyof typeof values) => {
+    const n = Number(values[name])
+    if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a non-negative number`)
+    return n
+  }
+  const kind = values.curve
+  if (kind !== 'opening' && kind !== 'ramp' && kind !== 'waves') throw new Error('--curve must be opening, ramp or waves')
+  const curve: ArrivalCurve = { kind, durationSeconds: num('duration'), waves: num('waves') }
+  const limits: RoomLimits = {
+    totalActiveUsers: num('total-active'),
+    newUsersPerMinute: num('per-minute'),
+    sessionDurationSeconds: num('session'),
+    refreshSeconds: num('refresh'),
+    abandonAfterSeconds: num('abandon-after'),
+  }
+  const scale = Math.max(1, num('scale'))
+  if (values.predict) {
+    const p = predict({ visitors: num('visitors'), curve, limits, abandonShare: num('abandon-share'), patienceSeconds: num('patience') })
+    console.log(`what-if: ${num('visitors')} visitors, ${kind}${kind === 'opening' ? '' : ` over ${curve.durationSeconds} s`}`)
+    console.log(`  max queue ${Math.round(p.maxQueue)}; wait p50 ${p.p50} s, p95 ${p.p95} s, p99 ${p.p99} s (to the grant)`)
+    console.log(
+      `  last patient visitor admitted at ${p.drainedAt === undefined ? 'never (within 6 h)' : `${(p.drainedAt / 60).toFixed(1)} min`}`,
+    )
+    for (const m of p.waitByArrivalMinute.slice(0, 60)) {
+      console.log(`  arrived minute ${m.minute}: mean wait ${Math.round(m.meanWait)} s, max ${m.maxWait} s`)
+    }
+    return 0
+  }
+  return run({
+    visitors: num('visitors'),
+    curve,
+    limits,
+    scale,
+    abandonShare: num('abandon-share'),
+    patienceSeconds: num('patience'),
+    buyShare: num('buy-share'),
+    seed: num('seed'),
+    edgeUrl: values.edge,
+    adminToken: values['admin-token'],
+    redis: values.redis === undefined ? undefined : values.redis === '' ? true : values.redis,
+    room: values.room,
+    maxRealSeconds: num('max-real-seconds'),
+    maxP99WaitSeconds: values['max-p99-wait'] === undefined ? undefined : num('max-p99-wait'),
+    log: (line) => console.log(line),
+    databaseUrl: values.pg,
+  }).then(async (r) => {
+    const out = resolve(values.out ?? `.tmp/sim/report-${new Date().toISOString().replace(/[:.]/g, '-')}.html`)
+    mkdirSync(dirname(out), { recursive: true })
+    writeFileSync(out, renderReport(r))
+    const width = Math.max(...r.verdicts.map((v) => v.name.length))
+    console.log(
+      `\n${r.ok ? 'PASS' : 'FAIL'}: ${r.visitors.length} visitors in ${r.realSeconds.toFixed(1)} real s (${r.options.scale}x), ${r.requests} requests, ${r.errors} errors`,
+    )
+    for (const v of r.verdicts)
+      console.log(`  ${v.info ? 'info' : v.ok ? 'pass' : 'FAIL'}  ${v.name.padEnd(width)}  ${v.measured}  [${v.limit}]`)
+    console.log('\n  prediction vs run            sale   this run   measured')
+    for (const row of compare(r).rows)
+      console.log(`  ${row.what.padEnd(40)} ${row.predicted.padStart(6)} ${row.predictedRun.padStart(10)} ${row.measured.padStart(10)}`)
+    console.log(`\nreport: ${out}`)
+    return r.ok ? 0 : 1
+  })
+}
+
+/** Starts PostgreSQL here when --pg came without a URL, and stops it afterwards. */
+async function run(o: SimOptions) {
+  if (o.databaseUrl !== '') return simulate(o)
+  const pg = await startPostgres()
+  try {
+    return await simulate({ ...o, databaseUrl: pg.url })
+  } finally {
+    await pg.stop()
+  }
+}
+
+Promise.resolve()
+  .then(main)
+  .then(
+    (code) => {
+      process.exitCode = code
+    },
+    (err: unknown) => {
+      console.error(err instanceof Error ? err.message : err)
+      process.exitCode = 2
+    },
+  )
