@@ -30,6 +30,8 @@ export interface AdminDeps {
   clock?: Clock
   /** Whether the visitor came over TLS (cookies get Secure). */
   secure?: (c: Context) => boolean
+  /** The last report of `npm run simulate`, if there is one. */
+  lastReport?: () => Promise<string | undefined>
 }
 
 type Env = { Variables: { who: string; viaCookie: boolean } }
@@ -267,6 +269,16 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
   app.get('/api/rooms/:id/history', async (c) => {
     const r = await room(c)
     return c.json({ room: r.settings.id, samples: await deps.queue.history(r.settings.id) })
+  })
+
+  app.get('/api/report', async (c) => {
+    const html = await deps.lastReport?.()
+    if (html === undefined) return problem(c, 404, 'ERR_NOT_FOUND', 'No simulation report yet: run `npm run simulate`')
+    // The report is static HTML with inline styles and SVG; it runs no script.
+    return c.html(html, 200, {
+      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; frame-ancestors 'none'",
+      'cache-control': NO_STORE,
+    })
   })
 
   app.get('/api/audit', async (c) => {

@@ -124,7 +124,11 @@ function main(): Promise<number> | number {
   }).then(async (r) => {
     const out = resolve(values.out ?? `.tmp/sim/report-${new Date().toISOString().replace(/[:.]/g, '-')}.html`)
     mkdirSync(dirname(out), { recursive: true })
-    writeFileSync(out, renderReport(r))
+    const html = renderReport(r)
+    writeFileSync(out, html)
+    // The admin UI links to the last report (GET /_anteroom/api/report serves this file).
+    mkdirSync(dirname(LAST_REPORT), { recursive: true })
+    writeFileSync(LAST_REPORT, html)
     const width = Math.max(...r.verdicts.map((v) => v.name.length))
     console.log(
       `\n${r.ok ? 'PASS' : 'FAIL'}: ${r.visitors.length} visitors in ${r.realSeconds.toFixed(1)} real s (${r.options.scale}x), ${r.requests} requests, ${r.errors} errors`,
@@ -138,6 +142,9 @@ function main(): Promise<number> | number {
     return r.ok ? 0 : 1
   })
 }
+
+/** Where the edge's admin API looks for the last report (ANTEROOM_SIM_REPORT on the edge). */
+const LAST_REPORT = resolve(process.env.ANTEROOM_SIM_REPORT ?? '.tmp/sim/last-report.html')
 
 /** Starts PostgreSQL here when --pg came without a URL, and stops it afterwards. */
 async function run(o: SimOptions) {

@@ -1,8 +1,13 @@
 // The admin API on a real Redis shared by two edges: credentials, ETag/If-Match with 412 on a stale
 // write, validation naming the field, live effect on every edge, audit, actions, stats and history.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { loadConfig } from '../src/config/index.js'
 import { generateSigningJwk } from '../src/core/admission-token.js'
 import type { Edge } from '../src/entry/build.js'
+import { buildEdge } from '../src/entry/build.js'
 import { ManualClock } from '../src/ports/clock.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
@@ -254,6 +259,29 @@ describe('admin API', () => {
     clock.advance(31 * 60_000)
     await a?.deps.queue.recordSample(id, clock.now())
     expect((await api(app, 'GET', `/api/rooms/${id}/history`)).body.samples).toHaveLength(1)
+  })
+})
+
+describe('last simulation report', () => {
+  it('serves the last report of npm run simulate to admins only', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'anteroom-report-'))
+    const path = join(dir, 'last-report.html')
+    const config = loadConfig({
+      ANTEROOM_ROOMS: JSON.stringify([{ id: 'rep', paths: ['/'], totalActiveUsers: 1, newUsersPerMinute: 1 }]),
+      ANTEROOM_QUEUE_SECRET: 'test-queue-secret-0123456789abcdef',
+      ANTEROOM_ADMIN_TOKENS: `alice:${ALICE}`,
+      ANTEROOM_SIM_REPORT: path,
+    })
+    const edge = await buildEdge(config, { originUrl: origin.url })
+    built.push(edge)
+    expect((await api(edge.app, 'GET', '/api/report', { token: null })).status).toBe(401)
+    expect((await api(edge.app, 'GET', '/api/report')).status).toBe(404)
+    writeFileSync(path, '<!doctype html><h1>All verdicts pass</h1>')
+    const report = await api(edge.app, 'GET', '/api/report')
+    expect(report.status).toBe(200)
+    expect(report.text).toContain('All verdicts pass')
+    expect(report.headers.get('content-security-policy')).toMatch(/default-src 'none'/)
+    rmSync(dir, { recursive: true, force: true })
   })
 })
 

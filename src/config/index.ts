@@ -24,6 +24,8 @@ export interface Config {
   audience: string
   secureCookies: boolean
   rooms: RoomSettings[]
+  /** Where the admin API finds the last simulation report. */
+  simReportPath: string
   /** How often each edge samples every room for the admin chart, seconds; 0 turns it off. */
   historySampleSeconds: number
   /** Admin API and UI credentials: name and bearer token. Empty: `npm start` makes one. */
@@ -163,6 +165,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     secureCookies: secure === 'true' || (secure as unknown) === true,
     rooms,
     adminUsers,
+    simReportPath: pick('ANTEROOM_SIM_REPORT', 'simReportPath') ?? '.tmp/sim/last-report.html',
     historySampleSeconds: sampleSeconds(pick('ANTEROOM_HISTORY_SAMPLE_SECONDS', 'historySampleSeconds')),
   })
 }

@@ -2,6 +2,7 @@
 // Entry points and tests call this; nothing else picks adapters.
 
 import { readFileSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import type { Context } from 'hono'
 import type { Redis } from 'ioredis'
 import { AdminAuth } from '../../admin/auth.js'
@@ -86,6 +87,13 @@ export async function buildEdge(config: Config, options: { originUrl: string; cl
     assets: adminAssets(),
     clock: options.clock,
     secure: (c) => config.secureCookies || nodeSocket(c)?.encrypted === true,
+    lastReport: async () => {
+      try {
+        return await readFile(config.simReportPath, 'utf8')
+      } catch {
+        return undefined
+      }
+    },
   })
   // Every edge samples each room once per 10 s for the admin chart; the store keeps one per bucket.
   const sampler =
