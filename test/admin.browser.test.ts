@@ -3,29 +3,19 @@
 // through the same app in this process; the test moves the clock and records the 10-s history
 // samples itself (the edge's own sampler runs on real time). It also writes the admin screenshots in
 // docs/, overwriting them on each run.
-import { existsSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import type { Server } from 'node:http'
 import { serve } from '@hono/node-server'
-import { type Browser, type BrowserContext, type BrowserContextOptions, chromium, type Page } from 'playwright-core'
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Edge } from '../src/entry/build.js'
 import { ManualClock } from '../src/ports/clock.js'
+import { launchChromium } from './support/browser.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
 import { freePort } from './support/redis-server.js'
 import { Visitor } from './support/visitor.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-]
 const T0 = 1_800_000_000_000
 const DESKTOP: BrowserContextOptions = { viewport: { width: 1280, height: 800 }, locale: 'en-US', timezoneId: 'UTC' }
 const PHONE: BrowserContextOptions = {
@@ -51,8 +41,6 @@ let server: Server
 const crowd: Visitor[] = []
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} is missing: apt-get update && apt-get install -y chromium (npm test does this as root)`)
   origin = await startOrigin()
   clock = new ManualClock(T0)
   edge = await testEdge({
@@ -84,7 +72,7 @@ beforeAll(async () => {
     }
   })
   base = `http://127.0.0.1:${port}`
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
+  browser = await launchChromium()
   await mkdir('docs', { recursive: true })
 })
 

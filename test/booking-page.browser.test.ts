@@ -1,22 +1,13 @@
 // The booking origin's demo page in headless Chromium, through the edge as `npm start` wires it:
 // a person picks seats, holds them, pays, and sees the seat map change.
 import { serve } from '@hono/node-server'
-import { type Browser, chromium } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { buildBooking } from '../src/entry/booking.js'
 import type { Edge } from '../src/entry/build.js'
+import { launchChromium } from './support/browser.js'
 import { testEdge } from './support/edge.js'
 import { freePort } from './support/redis-server.js'
-
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-]
 
 let browser: Browser
 let edge: Edge
@@ -42,7 +33,7 @@ beforeAll(async () => {
   servers.push(serve({ fetch: booking.app.fetch, hostname: '127.0.0.1', port: originPort }))
   servers.push(serve({ fetch: edge.app.fetch, hostname: '127.0.0.1', port: edgePort }))
   await Promise.all(servers.map((s) => new Promise((r) => (s.listening ? r(null) : s.once('listening', r)))))
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS })
+  browser = await launchChromium()
 })
 afterAll(async () => {
   await browser?.close()

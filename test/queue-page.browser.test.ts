@@ -2,29 +2,19 @@
 // real edge on @hono/node-server in front of a real origin on loopback. The edge and its embedded store
 // run on a manual clock, so the test decides who gets in; the only waiting is for the page's own polls.
 // It also writes the screenshots in docs/ (a phone and a desktop), overwriting them on each run.
-import { existsSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import type { Server } from 'node:http'
 import { serve } from '@hono/node-server'
-import { type Browser, type BrowserContextOptions, chromium, type Page } from 'playwright-core'
+import type { Browser, BrowserContextOptions, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Edge } from '../src/entry/build.js'
 import { ManualClock } from '../src/ports/clock.js'
+import { launchChromium } from './support/browser.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
 import { freePort } from './support/redis-server.js'
 import { Visitor } from './support/visitor.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-]
 const T0 = 1_800_000_000_000
 const PHONE: BrowserContextOptions = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 }
 const DESKTOP: BrowserContextOptions = { viewport: { width: 1280, height: 800 } }
@@ -39,8 +29,6 @@ let origin: OriginServer
 const closers: (() => Promise<void>)[] = []
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} is missing: apt-get update && apt-get install -y chromium (npm test does this as root)`)
   origin = await startOrigin((req, res) => {
     if (req.url === '/favicon.ico') {
       res.statusCode = 204
@@ -50,7 +38,7 @@ beforeAll(async () => {
     res.setHeader('content-type', 'text/html; charset=utf-8')
     res.end(SHOP_PAGE)
   })
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
+  browser = await launchChromium()
 })
 
 afterAll(async () => {
