@@ -157,7 +157,8 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
         sub: visitor,
         jti: newVisitorId(),
         room: room.id,
-        arr: result.arrival,
+        // Arrival in ms (the store counts in µs so that arrivals never tie).
+        arr: Math.floor(result.arrival / 1000),
         exp: Math.floor(result.sessionExpires / 1000),
       }
       const { token, cookie } = await admissionCookie(room, claims, result.now, secure)
