@@ -8,7 +8,7 @@ import { parseRoomSettings, type RoomSettings } from '../core/settings.js'
 export interface Config {
   host: string
   port: number
-  /** Where admitted traffic goes. Unset: `npm start` runs the bundled demo origin. */
+  /** Where admitted traffic goes. Unset: `npm start` runs the bundled booking origin. */
   originUrl: string | undefined
   demoOriginPort: number
   /** Unset: the embedded in-process store (one instance only). */
