@@ -6,6 +6,8 @@ import type { ReadableStream as NodeReadableStream } from 'node:stream/web'
 import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
 import { Pool } from 'undici'
+// Only the stream conversion is shared with the edge's origin adapter; no waiting-room logic.
+import { toWebStream } from '../src/adapters/undici/origin.js'
 
 const HOP_BY_HOP = new Set([
   'connection',
@@ -21,24 +23,6 @@ const HOP_BY_HOP = new Set([
 ])
 
 const pool = new Pool(new URL(process.env.BENCH_ORIGIN ?? '').origin, { connections: 128 })
-
-function toWebStream(body: Readable): ReadableStream<Uint8Array> {
-  const iterator = body[Symbol.asyncIterator]()
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const { value, done } = await iterator.next()
-        if (done) controller.close()
-        else controller.enqueue(value as Uint8Array)
-      } catch (err) {
-        controller.error(err)
-      }
-    },
-    cancel() {
-      body.destroy()
-    },
-  })
-}
 
 const app = new Hono()
 app.all('*', async (c) => {

@@ -93,24 +93,9 @@ describe('queue page and status', () => {
     const v = new Visitor()
     const res = await v.request(app, '/tickets', { json: true })
     expect(res.headers.get('cache-control')).toBe('no-store')
-    expect(await res.json()).toEqual({
-      room: 'sale',
-      state: 'paused',
-      position: 1,
-      ahead: 0,
-      waiting: 1,
-      etaSeconds: null,
-      refreshSeconds: 20,
-    })
-    expect(await v.status(app, 'sale')).toEqual({
-      room: 'sale',
-      state: 'paused',
-      position: 1,
-      ahead: 0,
-      waiting: 1,
-      etaSeconds: null,
-      refreshSeconds: 20,
-    })
+    const expected = { room: 'sale', state: 'paused', position: 1, ahead: 0, waiting: 1, etaSeconds: null, refreshSeconds: 20 }
+    expect(await res.json()).toEqual(expected)
+    expect(await v.status(app, 'sale')).toEqual(expected)
     const unknown = await v.request(app, '/_anteroom/status?room=nope', { json: true })
     expect(unknown.status).toBe(404)
     expect(await unknown.json()).toMatchObject({ error: { code: 'ERR_NOT_FOUND', field: 'room' } })

@@ -82,6 +82,8 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     host: string
     /** The path and query sent to the origin: the canonical path that rooms were matched against. */
     originPath: string
+    /** The Cookie header, read once for the queue, admission and script cookies. */
+    cookie: string | null
   }
 
   function incoming(c: Context): Incoming {
@@ -93,6 +95,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
       secure: deps.secureCookies === true || proto === 'https',
       host: canonicalHost(url.host),
       originPath: forwardPath(url.pathname) + url.search,
+      cookie: c.req.header('cookie') ?? null,
     }
   }
 
@@ -131,15 +134,14 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
   }
 
   /** A visitor without a valid admission: one store call decides their place or their turn. */
-  async function poll(c: Context, room: RoomSettings, req: Incoming): Promise<Decision> {
+  async function poll(room: RoomSettings, req: Incoming): Promise<Decision> {
     const secure = req.secure
     const now = edgeNow()
-    const cookieHeader = c.req.header('cookie') ?? null
     if (room.mode === 'closed') {
       const status = noPlace(room, 'closed')
       return { kind: 'wait', view: viewOf(room, status), status: 200, cookies: [] }
     }
-    const ticket = await deps.queueTokens.verify(readCookie(cookieHeader, queueCookieName(room.id)), room.id, now)
+    const ticket = await deps.queueTokens.verify(readCookie(req.cookie, queueCookieName(room.id)), room.id, now)
     const visitor = ticket?.visitor ?? newVisitorId()
     let result: PollResult
     try {
@@ -172,9 +174,9 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
   }
 
   /** An admitted visitor: usually no store call; a renewal once half the session has gone. */
-  async function checkAdmission(c: Context, room: RoomSettings, req: Incoming): Promise<{ token: string; cookies: string[] } | undefined> {
+  async function checkAdmission(room: RoomSettings, req: Incoming): Promise<{ token: string; cookies: string[] } | undefined> {
     const now = edgeNow()
-    const token = readCookie(c.req.header('cookie') ?? null, admissionCookieName(room.id))
+    const token = readCookie(req.cookie, admissionCookieName(room.id))
     const claims = await deps.admissionTokens.verify(token, room.id, now)
     if (claims === undefined || token === undefined) return undefined
     const nowSec = now / 1000
@@ -228,7 +230,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     return new Response(res.body, { status: res.status, headers: responseHeadersForVisitor(res.headers, cookies) })
   }
 
-  async function respondWait(c: Context, d: Extract<Decision, { kind: 'wait' }>, json: boolean): Promise<Response> {
+  async function respondWait(req: Incoming, d: Extract<Decision, { kind: 'wait' }>, json: boolean): Promise<Response> {
     // A plain header object: the Node server writes it as it is. A wait sets at most one cookie.
     const headers: Record<string, string> = { 'cache-control': NO_STORE }
     if (d.cookies[0] !== undefined) headers['set-cookie'] = d.cookies[0]
@@ -242,7 +244,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
       `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${await scriptHash}'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`
     headers['x-content-type-options'] = 'nosniff'
     headers['referrer-policy'] = 'no-referrer'
-    if (d.view.state !== 'closed' && readCookie(c.req.header('cookie') ?? null, JS_COOKIE) !== '1') {
+    if (d.view.state !== 'closed' && readCookie(req.cookie, JS_COOKIE) !== '1') {
       headers.refresh = String(d.view.refreshSeconds)
     }
     if (d.status === 503) headers['retry-after'] = String(d.view.refreshSeconds)
@@ -286,11 +288,11 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     if (room === undefined) throw new AnteroomError('ERR_NOT_FOUND', 'No such room', { field: 'room' })
     const req = incoming(c)
     c.header('cache-control', NO_STORE)
-    if (await checkAdmission(c, room, req)) {
+    if (await checkAdmission(room, req)) {
       return c.json(admittedStatus(room))
     }
-    const d = await poll(c, room, req)
-    if (d.kind === 'wait') return respondWait(c, d, true)
+    const d = await poll(room, req)
+    if (d.kind === 'wait') return respondWait(req, d, true)
     if (d.kind === 'admit') {
       for (const cookie of d.cookies) c.header('set-cookie', cookie, { append: true })
       return c.json(d.status)
@@ -311,10 +313,10 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     if (!hostServed(rooms, req.host)) throw new AnteroomError('ERR_HOST_NOT_SERVED', 'This site is not served here')
     const room = matchRoom(rooms, req.host, matchPath(req.url.pathname))
     if (room === undefined) return forward(c, req, undefined, [])
-    const admitted = await checkAdmission(c, room, req)
+    const admitted = await checkAdmission(room, req)
     if (admitted) return forward(c, req, admitted.token, admitted.cookies)
-    const d = await poll(c, room, req)
-    if (d.kind === 'wait') return respondWait(c, d, wantsJson(c))
+    const d = await poll(room, req)
+    if (d.kind === 'wait') return respondWait(req, d, wantsJson(c))
     if (d.kind === 'open') return forward(c, req, await openAdmission(room, edgeNow()), [])
     if (wantsJson(c)) {
       const headers = new Headers({ 'content-type': 'application/json; charset=utf-8', 'cache-control': NO_STORE })

@@ -20,7 +20,7 @@ function isTimeout(err: unknown): boolean {
 }
 
 /** A pull-based web stream over a Node Readable; Readable.toWeb can crash on client aborts (Node 20). */
-function toWebStream(body: Readable): ReadableStream<Uint8Array> {
+export function toWebStream(body: Readable): ReadableStream<Uint8Array> {
   const iterator = body[Symbol.asyncIterator]()
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
