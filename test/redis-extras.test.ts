@@ -6,8 +6,8 @@ import { join } from 'node:path'
 import { Cluster, Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { roomKeys, SEEN_BUCKETS, seenBucketOf } from '../src/adapters/redis/keys.js'
+import { luaFromFiles } from '../src/adapters/redis/lua-files.js'
 import { RedisQueueStore } from '../src/adapters/redis/queue-store.js'
-import { SCRIPTS } from '../src/adapters/redis/scripts.js'
 import { queueStoreContract } from './contract/queue-store.js'
 import { type RedisServer, startRedis } from './support/redis-server.js'
 
@@ -21,7 +21,7 @@ afterAll(() => redis.disconnect())
 
 describe('Redis scripts', () => {
   it('each script SHA is known ahead and matches what Redis computes', async () => {
-    for (const script of Object.values(SCRIPTS)) {
+    for (const script of Object.values(luaFromFiles())) {
       expect(await redis.script('LOAD', script.source)).toBe(script.sha)
       expect(script.source.split('\n')[0]).toMatch(new RegExp(`^-- ${script.name}: `))
     }
@@ -29,13 +29,13 @@ describe('Redis scripts', () => {
 
   it('falls back to EVAL when Redis has no scripts cached', async () => {
     await redis.script('FLUSH')
-    const store = new RedisQueueStore(redis)
+    const store = new RedisQueueStore(redis, luaFromFiles())
     const r = await store.poll({ room: 'noscript', visitor: 'AAAAAAAAAAAAAAAA', limits })
     expect(r.state).toBe('paused')
   })
 
   it('uses Redis TIME when no time is given, so edge clocks cannot reorder the line', async () => {
-    const store = new RedisQueueStore(redis)
+    const store = new RedisQueueStore(redis, luaFromFiles())
     const [s1, us1] = await redis.time()
     const r = await store.poll({ room: 'redis-time', visitor: 'BBBBBBBBBBBBBBBB', limits })
     const [s2, us2] = await redis.time()
@@ -48,7 +48,7 @@ describe('Redis scripts', () => {
   })
 
   it('every key of a room carries the room hash tag', async () => {
-    const store = new RedisQueueStore(redis)
+    const store = new RedisQueueStore(redis, luaFromFiles())
     const room = 'tagged'
     await store.poll({ room, visitor: 'CCCCCCCCCCCCCCCC', limits: { ...limits, mode: 'fifo' } })
     await store.endSession(room, 'CCCCCCCCCCCCCCCC')
@@ -62,7 +62,7 @@ describe('Redis scripts', () => {
 
 describe('seen buckets', () => {
   it('the script and keys.ts put a visitor in the same bucket, and buckets stay compact listpacks', async () => {
-    const store = new RedisQueueStore(redis)
+    const store = new RedisQueueStore(redis, luaFromFiles())
     const room = 'buckets'
     const k = roomKeys(room)
     const visitors = Array.from({ length: 3000 }, (_, i) => `w${String(i).padStart(15, '0')}`)
@@ -110,7 +110,7 @@ describe('on a Redis Cluster', () => {
   })
 
   queueStoreContract('redis cluster', async () => ({
-    store: new RedisQueueStore(cluster),
+    store: new RedisQueueStore(cluster, luaFromFiles()),
     async forget() {
       const keys = await cluster.keys('anteroom:{c*')
       for (const key of keys) await cluster.del(key)

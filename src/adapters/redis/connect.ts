@@ -15,3 +15,19 @@ export function connectRedis(url: string, onError: (err: Error) => void = () => 
   redis.on('error', onError)
   return redis
 }
+
+/** Resolves true once the client is connected, false after `ms` without a connection. */
+export async function whenReady(redis: Redis, ms: number): Promise<boolean> {
+  if (redis.status === 'ready') return true
+  return new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => {
+      redis.off('ready', onReady)
+      resolve(false)
+    }, ms)
+    const onReady = () => {
+      clearTimeout(timer)
+      resolve(true)
+    }
+    redis.once('ready', onReady)
+  })
+}

@@ -12,7 +12,7 @@ import {
   type RoomStats,
 } from '../../ports/queue-store.js'
 import { roomKeys } from './keys.js'
-import { runScript, SCRIPTS } from './scripts.js'
+import { runScript, type Scripts } from './scripts.js'
 
 const STATES = { 1: 'queued', 2: 'admitted', 3: 'paused' } as const
 /** Most polls in one EVALSHA; a larger burst goes out as several. */
@@ -30,6 +30,9 @@ interface Batch {
   polls: PendingPoll[]
 }
 
+/** Runs fn after the current turn of the event loop: setImmediate on Node, a zero timer elsewhere. */
+const nextTurn: (fn: () => void) => void = typeof setImmediate === 'function' ? (fn) => setImmediate(fn) : (fn) => setTimeout(fn, 0)
+
 function unavailable(cause: unknown): AnteroomError {
   return new AnteroomError('ERR_STORE_UNAVAILABLE', 'Redis did not answer', { cause })
 }
@@ -37,7 +40,10 @@ function unavailable(cause: unknown): AnteroomError {
 export class RedisQueueStore implements QueueStore {
   private readonly batches = new Map<string, Batch>()
 
-  constructor(private readonly redis: Redis | Cluster) {}
+  constructor(
+    private readonly redis: Redis | Cluster,
+    private readonly scripts: Scripts,
+  ) {}
 
   /**
    * Polls that arrive together (same room, limits and clock) wait for the end of the current turn
@@ -52,7 +58,7 @@ export class RedisQueueStore implements QueueStore {
       batch = { input, polls: [] }
       this.batches.set(key, batch)
       const flushing = batch
-      setImmediate(() => {
+      nextTurn(() => {
         if (this.batches.get(key) === flushing) this.batches.delete(key)
         void this.send(flushing)
       })
@@ -70,7 +76,7 @@ export class RedisQueueStore implements QueueStore {
     try {
       reply = (await runScript(
         this.redis,
-        SCRIPTS.poll,
+        this.scripts.poll,
         [k.line, k.sweep, k.active, k.admissions, k.stats, k.lastArrival, k.seenPrefix],
         args,
       )) as number[]
@@ -96,7 +102,7 @@ export class RedisQueueStore implements QueueStore {
     try {
       reply = (await runScript(
         this.redis,
-        SCRIPTS.renew,
+        this.scripts.renew,
         [roomKeys(input.room).active, roomKeys(input.room).ended],
         [input.visitor, input.now ?? '', input.sessionMs],
       )) as number[]
@@ -110,7 +116,7 @@ export class RedisQueueStore implements QueueStore {
   async endSession(room: string, visitor: string, now?: number): Promise<boolean> {
     const k = roomKeys(room)
     try {
-      return (await runScript(this.redis, SCRIPTS.end, [k.active, k.ended], [visitor, now ?? ''])) === 1
+      return (await runScript(this.redis, this.scripts.end, [k.active, k.ended], [visitor, now ?? ''])) === 1
     } catch (err) {
       throw unavailable(err)
     }
@@ -120,7 +126,7 @@ export class RedisQueueStore implements QueueStore {
     const k = roomKeys(room)
     let reply: number[]
     try {
-      reply = (await runScript(this.redis, SCRIPTS.stats, [k.line, k.active, k.admissions, k.stats], [now ?? ''])) as number[]
+      reply = (await runScript(this.redis, this.scripts.stats, [k.line, k.active, k.admissions, k.stats], [now ?? ''])) as number[]
     } catch (err) {
       throw unavailable(err)
     }
@@ -138,7 +144,7 @@ export class RedisQueueStore implements QueueStore {
   async endAllSessions(room: string, now?: number): Promise<number> {
     const k = roomKeys(room)
     try {
-      return (await runScript(this.redis, SCRIPTS.endAll, [k.active, k.ended], [now ?? ''])) as number
+      return (await runScript(this.redis, this.scripts.endAll, [k.active, k.ended], [now ?? ''])) as number
     } catch (err) {
       throw unavailable(err)
     }
@@ -147,7 +153,7 @@ export class RedisQueueStore implements QueueStore {
   async recordSample(room: string, now?: number): Promise<void> {
     const k = roomKeys(room)
     try {
-      await runScript(this.redis, SCRIPTS.sample, [k.line, k.active, k.admissions, k.stats, k.history], [now ?? '', HISTORY_MS])
+      await runScript(this.redis, this.scripts.sample, [k.line, k.active, k.admissions, k.stats, k.history], [now ?? '', HISTORY_MS])
     } catch (err) {
       throw unavailable(err)
     }

@@ -5,7 +5,7 @@ import { AnteroomError } from '../../core/errors.js'
 import { parseRoomSettings, type RoomSettings } from '../../core/settings.js'
 import type { ReplaceResult, SettingsStore, VersionedRoom } from '../../ports/settings-store.js'
 import { SETTINGS_KEY } from './keys.js'
-import { runScript, SCRIPTS } from './scripts.js'
+import { runScript, type Scripts } from './scripts.js'
 
 function decode(id: string, json: string): VersionedRoom | undefined {
   try {
@@ -23,7 +23,10 @@ function unavailable(cause: unknown): AnteroomError {
 }
 
 export class RedisSettingsStore implements SettingsStore {
-  constructor(private readonly redis: Redis | Cluster) {}
+  constructor(
+    private readonly redis: Redis | Cluster,
+    private readonly scripts: Scripts,
+  ) {}
 
   async list(): Promise<VersionedRoom[]> {
     let all: Record<string, string>
@@ -57,10 +60,12 @@ export class RedisSettingsStore implements SettingsStore {
   async replace(settings: RoomSettings, expectedRev: number): Promise<ReplaceResult> {
     let reply: [number, number | string]
     try {
-      reply = (await runScript(this.redis, SCRIPTS.settingsCas, [SETTINGS_KEY], [settings.id, expectedRev, JSON.stringify(settings)])) as [
-        number,
-        number | string,
-      ]
+      reply = (await runScript(
+        this.redis,
+        this.scripts.settingsCas,
+        [SETTINGS_KEY],
+        [settings.id, expectedRev, JSON.stringify(settings)],
+      )) as [number, number | string]
     } catch (cause) {
       throw unavailable(cause)
     }

@@ -1,0 +1,69 @@
+// Puts an edge together from parts that the runtime picked: stores, origin, MAC, signing keys.
+// Node (build.ts) and the Worker (worker/edge.ts) both end here, so both serve the same app.
+import type { Context } from 'hono'
+import { AdminAuth } from '../../admin/auth.js'
+import { type AdminAssets, createAdminRoutes } from '../../admin/routes.js'
+import type { Config } from '../config/index.js'
+import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../core/admission-token.js'
+import { QueueTokens } from '../core/queue-token.js'
+import { createEdgeApp, type EdgeDeps } from '../http/app.js'
+import { RoomDirectory } from '../http/room-directory.js'
+import type { AuditLog } from '../ports/audit-log.js'
+import type { Clock } from '../ports/clock.js'
+import type { Mac } from '../ports/crypto.js'
+import type { Origin } from '../ports/origin.js'
+import type { QueueStore } from '../ports/queue-store.js'
+import type { SettingsStore } from '../ports/settings-store.js'
+
+export interface EdgeParts {
+  config: Config
+  queue: QueueStore
+  settings: SettingsStore
+  audit: AuditLog
+  origin: Origin
+  mac: Mac
+  adminAssets: AdminAssets
+  clock?: Clock
+  log?: EdgeDeps['log']
+  clientIp: EdgeDeps['clientIp']
+  scheme: (c: Context) => 'http' | 'https'
+  lastReport?: () => Promise<string | undefined>
+}
+
+export interface AssembledEdge {
+  app: ReturnType<typeof createEdgeApp>
+  deps: EdgeDeps
+  rooms: RoomDirectory
+}
+
+export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
+  const now = p.clock ? () => p.clock?.now() ?? Date.now() : Date.now
+  const rooms = new RoomDirectory(p.settings, p.config.rooms, 1000, now)
+  await rooms.start()
+  const keys = await importSigningKeys(p.config.signingKeys ?? [await generateSigningJwk(`dev-${Date.now().toString(36)}`)])
+  const admin = createAdminRoutes({
+    auth: new AdminAuth(p.config.adminUsers, p.mac),
+    settings: p.settings,
+    queue: p.queue,
+    audit: p.audit,
+    rooms,
+    assets: p.adminAssets,
+    clock: p.clock,
+    secure: (c) => p.config.secureCookies || p.scheme(c) === 'https',
+    lastReport: p.lastReport,
+  })
+  const deps: EdgeDeps = {
+    queue: p.queue,
+    rooms,
+    queueTokens: new QueueTokens(p.mac),
+    admissionTokens: new AdmissionTokens({ keys, issuer: p.config.issuer, audience: p.config.audience }),
+    origin: p.origin,
+    clock: p.clock,
+    secureCookies: p.config.secureCookies,
+    clientIp: p.clientIp,
+    scheme: p.scheme,
+    log: p.log,
+    admin,
+  }
+  return { app: createEdgeApp(deps), deps, rooms }
+}

@@ -1,0 +1,90 @@
+// Runs the edge Worker in workerd through the Miniflare API, for tests and the bench: the bundle is the
+// one wrangler builds for a deploy (wrangler deploy --dry-run), so the tests see what Cloudflare would run.
+import { spawn } from 'node:child_process'
+import { readdirSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { Miniflare } from 'miniflare'
+import type { Clock } from '../../src/ports/clock.js'
+
+const ROOT = resolve(import.meta.dirname, '../..')
+
+/** Bundles a Worker entry with wrangler.toml's rules into outdir; answers the entry file. */
+export async function buildWorker(entry: string, outdir: string): Promise<string> {
+  const wrangler = join(ROOT, 'node_modules/.bin/wrangler')
+  const out: Buffer[] = []
+  const code = await new Promise<number | null>((done) => {
+    const child = spawn(wrangler, ['deploy', entry, '--dry-run', '--outdir', outdir, '--config', join(ROOT, 'wrangler.toml')], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: '1' },
+    })
+    child.stdout?.on('data', (d: Buffer) => out.push(d))
+    child.stderr?.on('data', (d: Buffer) => out.push(d))
+    child.once('exit', done)
+  })
+  if (code !== 0) throw new Error(`wrangler could not build ${entry}:\n${Buffer.concat(out).toString()}`)
+  const name = entry.replace(/^.*\//, '').replace(/\.ts$/, '.js')
+  if (!readdirSync(outdir).includes(name)) throw new Error(`wrangler built no ${name} in ${outdir}`)
+  return join(outdir, name)
+}
+
+export interface WorkerInstance {
+  /** http://127.0.0.1:port of workerd's own listener. */
+  url: string
+  mf: Miniflare
+  /** A fetch into the Worker with any Host (the listener's address is only the socket). */
+  request(path: string, init?: RequestInit): Promise<Response>
+  close(): Promise<void>
+}
+
+export interface WorkerOptions {
+  script: string
+  vars: Record<string, string | undefined>
+  /** Worker-side address of the visitors' site, e.g. http://shop.test. */
+  base?: string
+}
+
+export async function startWorker(o: WorkerOptions): Promise<WorkerInstance> {
+  const bindings: Record<string, string> = {}
+  for (const [k, v] of Object.entries(o.vars)) if (v !== undefined) bindings[k] = v
+  const mf = new Miniflare({
+    scriptPath: o.script,
+    modules: true,
+    modulesRules: [{ type: 'Text', include: ['**/*.lua', '**/*.html', '**/*.css', '**/*-app.js'] }],
+    compatibilityDate: '2026-04-01',
+    compatibilityFlags: ['nodejs_compat'],
+    bindings,
+    durableObjects: { STORE_RELAY: 'StoreRelay' },
+    host: '127.0.0.1',
+    port: 0,
+    cf: false,
+  })
+  const url = (await mf.ready).toString().replace(/\/$/, '')
+  const base = o.base ?? 'http://shop.test'
+  return {
+    url,
+    mf,
+    request: (path, init) => mf.dispatchFetch(`${base}${path}`, init as never) as unknown as Promise<Response>,
+    close: () => mf.dispose(),
+  }
+}
+
+/** A clock in the Worker that the test moves: the test entry's /__test/clock route. */
+export class WorkerClock implements Clock {
+  constructor(
+    private readonly worker: WorkerInstance,
+    private t: number,
+  ) {}
+  now(): number {
+    return this.t
+  }
+  async set(t: number): Promise<void> {
+    this.t = t
+    const res = await this.worker.request(`/__test/clock?set=${t}`)
+    const { now } = (await res.json()) as { now: number }
+    if (now !== t) throw new Error(`the Worker clock is at ${now}, not ${t}`)
+  }
+  advance(ms: number): Promise<void> {
+    return this.set(this.t + ms)
+  }
+}

@@ -1,0 +1,22 @@
+// The Worker as tests run it in workerd: the production createWorker with a manual clock, plus one
+// route to move that clock. Built only by the tests (test/support/worker.ts), never deployed.
+import { ManualClock } from '../../src/ports/clock.js'
+import { createWorker } from '../../worker/edge.js'
+import type { WorkerEnv } from '../../worker/env.js'
+
+export { StoreRelay } from '../../worker/store-relay.js'
+
+const clock = new ManualClock(0)
+const worker = createWorker({ clock })
+
+export default {
+  async fetch(request: Request, env: WorkerEnv, ctx: ExecutionContext): Promise<Response> {
+    const url = new URL(request.url)
+    if (url.pathname === '/__test/clock') {
+      const to = Number(url.searchParams.get('set'))
+      if (Number.isFinite(to) && to > 0) clock.set(to)
+      return Response.json({ now: clock.now() })
+    }
+    return worker.fetch(request, env, ctx)
+  },
+}

@@ -1,0 +1,141 @@
+// The edge as a Worker: the same Hono app as on Node (src/entry/assemble.ts), with Worker parts:
+// stores reached through StoreRelay Durable Objects (or a client per call), fetch() to the origin,
+// WebCrypto for the queue-token MAC, and settings and secrets from the Worker's env.
+
+import { FetchOrigin } from '../src/adapters/fetch/origin.js'
+import { MemoryAuditLog } from '../src/adapters/memory/audit-log.js'
+import { MemoryQueueStore } from '../src/adapters/memory/queue-store.js'
+import { MemorySettingsStore } from '../src/adapters/memory/settings-store.js'
+import { webCryptoMac } from '../src/adapters/webcrypto/mac.js'
+import { loadConfig } from '../src/config/index.js'
+import { AnteroomError, isAnteroomError } from '../src/core/errors.js'
+import { type AssembledEdge, assembleEdge } from '../src/entry/assemble.js'
+import type { Clock } from '../src/ports/clock.js'
+import { ADMIN_ASSETS } from './bundled.js'
+import type { WorkerEnv } from './env.js'
+import { perCallDispatch } from './redis-stores.js'
+import { type Dispatch, remoteStores, type Stores } from './remote-stores.js'
+
+export interface WorkerOptions {
+  /** Tests hand in a manual clock; production leaves it out. */
+  clock?: Clock
+}
+
+interface WorkerEdge extends AssembledEdge {
+  /** Work after a response: the rooms reload a request started, and the admin chart's sample. */
+  background(): Promise<void>
+  sampleAll(): Promise<void>
+}
+
+function bad(field: string, message: string): never {
+  throw new AnteroomError('ERR_CONFIG', `${field}: ${message}`, { field })
+}
+
+function log(event: string, fields: Record<string, unknown>): void {
+  console.log(JSON.stringify({ event, ...fields }))
+}
+
+/** The ANTEROOM_* strings of the env: [vars] and secrets; bindings are not strings. */
+function settingsFrom(env: WorkerEnv): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {}
+  for (const [name, value] of Object.entries(env)) if (name.startsWith('ANTEROOM_') && typeof value === 'string') out[name] = value
+  return out
+}
+
+function storesFor(env: WorkerEnv, redisUrl: string): Stores {
+  const shards = Number(env.ANTEROOM_RELAY_SHARDS ?? '4')
+  if (!Number.isInteger(shards) || shards < 1 || shards > 256) bad('ANTEROOM_RELAY_SHARDS', 'must be a whole number from 1 to 256')
+  let dispatch: Dispatch
+  const mode = env.ANTEROOM_WORKER_REDIS ?? 'relay'
+  if (mode === 'relay') {
+    const relays = env.STORE_RELAY
+    if (relays === undefined) bad('STORE_RELAY', 'the Durable Object binding is missing from wrangler.toml')
+    dispatch = (route, call) => relays.get(relays.idFromName(route)).call(call)
+  } else if (mode === 'per-call') {
+    dispatch = perCallDispatch(redisUrl)
+  } else {
+    bad('ANTEROOM_WORKER_REDIS', 'must be "relay" or "per-call"')
+  }
+  return remoteStores(dispatch, { pollShards: shards })
+}
+
+async function buildWorkerEdge(env: WorkerEnv, options: WorkerOptions): Promise<WorkerEdge> {
+  const config = loadConfig(settingsFrom(env))
+  if (config.originUrl === undefined) bad('ANTEROOM_ORIGIN', 'must be set: the Worker forwards admitted visitors there')
+  const now = () => options.clock?.now() ?? Date.now()
+  let stores: Stores
+  if (config.redisUrl !== undefined) {
+    // Many isolates share one line: they must all sign and check with the same secrets.
+    if (config.queueSecretGenerated) bad('ANTEROOM_QUEUE_SECRET', 'must be set (wrangler secret put) when Redis is shared')
+    if (config.signingKeys === undefined) bad('ANTEROOM_SIGNING_KEYS', 'must be set (wrangler secret put) when Redis is shared')
+    stores = storesFor(env, config.redisUrl)
+  } else {
+    // No Redis: the embedded store of this one isolate, for `wrangler dev` and trials only.
+    stores = { queue: new MemoryQueueStore(now), settings: new MemorySettingsStore(), audit: new MemoryAuditLog() }
+  }
+  const edge = await assembleEdge({
+    config,
+    ...stores,
+    origin: new FetchOrigin({ url: config.originUrl }),
+    mac: webCryptoMac(config.queueSecret),
+    adminAssets: ADMIN_ASSETS,
+    clock: options.clock,
+    log,
+    clientIp: (c) => c.req.header('cf-connecting-ip'),
+    scheme: (c) => (new URL(c.req.url).protocol === 'https:' ? 'https' : 'http'),
+  })
+  const sampleMs = config.historySampleSeconds * 1000
+  let sampledAt = Number.NEGATIVE_INFINITY
+  const sampleAll = async () => {
+    await Promise.all(edge.rooms.rooms().map((r) => stores.queue.recordSample(r.id, options.clock?.now()).catch(() => {})))
+  }
+  return {
+    ...edge,
+    sampleAll,
+    async background() {
+      await edge.rooms.settled()
+      // Every isolate samples at most once per period; the store keeps one sample per bucket.
+      if (sampleMs > 0 && now() - sampledAt >= sampleMs) {
+        sampledAt = now()
+        await sampleAll()
+      }
+    },
+  }
+}
+
+function configError(err: unknown): Response {
+  const message = isAnteroomError(err) ? err.message : 'The Worker could not start'
+  log('worker_start_failed', { message })
+  return Response.json(
+    { error: { code: isAnteroomError(err) ? err.code : 'ERR_CONFIG', message } },
+    { status: 500, headers: { 'cache-control': 'no-store' } },
+  )
+}
+
+export function createWorker(options: WorkerOptions = {}) {
+  let built: Promise<WorkerEdge> | undefined
+  const edgeFor = (env: WorkerEnv) => {
+    built ??= buildWorkerEdge(env, options).catch((err) => {
+      built = undefined
+      throw err
+    })
+    return built
+  }
+  return {
+    async fetch(request: Request, env: WorkerEnv, ctx: ExecutionContext): Promise<Response> {
+      let edge: WorkerEdge
+      try {
+        edge = await edgeFor(env)
+      } catch (err) {
+        return configError(err)
+      }
+      const res = await edge.app.fetch(request, env, ctx)
+      ctx.waitUntil(edge.background())
+      return res
+    },
+    /** The cron trigger keeps the admin chart going when no visitor is polling. */
+    async scheduled(_controller: ScheduledController, env: WorkerEnv, ctx: ExecutionContext): Promise<void> {
+      ctx.waitUntil(edgeFor(env).then((edge) => edge.sampleAll()))
+    },
+  }
+}

@@ -1,0 +1,106 @@
+// The store ports as seen from the Worker: every call is a message (port, method, arguments)
+// handed to a Dispatch, which runs it against real Redis stores somewhere that may hold a
+// connection: a StoreRelay Durable Object (store-relay.ts), or a client made for this call alone.
+import { AnteroomError, type ErrorCode } from '../src/core/errors.js'
+import type { AuditLog } from '../src/ports/audit-log.js'
+import type { QueueStore } from '../src/ports/queue-store.js'
+import type { SettingsStore } from '../src/ports/settings-store.js'
+
+export interface Stores {
+  queue: QueueStore
+  settings: SettingsStore
+  audit: AuditLog
+}
+
+/** The methods that may cross; nothing else is called on the far side. */
+export const REMOTE_METHODS = {
+  queue: ['poll', 'renew', 'endSession', 'endAllSessions', 'stats', 'recordSample', 'history', 'ping'],
+  settings: ['list', 'get', 'seed', 'replace'],
+  audit: ['append', 'list'],
+} as const
+
+export type Port = keyof typeof REMOTE_METHODS
+
+export interface Call {
+  port: Port
+  method: string
+  args: unknown[]
+}
+
+/** Errors do not keep their code across an RPC boundary, so results travel as values. */
+export type Outcome = { ok: true; value: unknown } | { ok: false; code: ErrorCode; message: string }
+
+/** Runs a call against real stores; the far side of a Dispatch. */
+export async function runCall(stores: Stores, call: Call): Promise<Outcome> {
+  const allowed = REMOTE_METHODS[call.port] as readonly string[] | undefined
+  if (allowed === undefined || !allowed.includes(call.method)) {
+    return { ok: false, code: 'ERR_BAD_REQUEST', message: `${String(call.port)}.${call.method} cannot be called remotely` }
+  }
+  const target = stores[call.port] as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>
+  try {
+    return { ok: true, value: await target[call.method]!.apply(target, call.args) }
+  } catch (err) {
+    if (err instanceof AnteroomError) return { ok: false, code: err.code, message: err.message }
+    return { ok: false, code: 'ERR_STORE_UNAVAILABLE', message: 'The store failed' }
+  }
+}
+
+/**
+ * Sends a call to whichever place serves `route`, and answers its outcome. Calls with the same
+ * route land in the same place, so polls of one room can share one Redis command.
+ */
+export type Dispatch = (route: string, call: Call) => Promise<Outcome>
+
+export interface RemoteOptions {
+  /** Polls of a room spread over this many routes, by visitor. */
+  pollShards: number
+}
+
+/** A small stable hash, to spread a room's visitors over its poll shards. */
+function shardOf(visitor: string, shards: number): number {
+  let h = 0
+  for (let i = 0; i < visitor.length; i++) h = (Math.imul(h, 31) + visitor.charCodeAt(i)) | 0
+  return (h >>> 0) % shards
+}
+
+export function remoteStores(dispatch: Dispatch, options: RemoteOptions): Stores {
+  const send = async (route: string, port: Port, method: string, args: unknown[]): Promise<never> => {
+    let outcome: Outcome
+    try {
+      outcome = await dispatch(route, { port, method, args })
+    } catch (cause) {
+      throw new AnteroomError('ERR_STORE_UNAVAILABLE', 'The store relay did not answer', { cause })
+    }
+    if (!outcome.ok) throw new AnteroomError(outcome.code, outcome.message)
+    return outcome.value as never
+  }
+  const room = (id: string) => `room:${id}`
+  const queue: QueueStore = {
+    poll: (input) => send(`${room(input.room)}:${shardOf(input.visitor, options.pollShards)}`, 'queue', 'poll', [input]),
+    renew: (input) => send(room(input.room), 'queue', 'renew', [input]),
+    endSession: (id, visitor, now) => send(room(id), 'queue', 'endSession', [id, visitor, now]),
+    endAllSessions: (id, now) => send(room(id), 'queue', 'endAllSessions', [id, now]),
+    stats: (id, now) => send(room(id), 'queue', 'stats', [id, now]),
+    recordSample: (id, now) => send(room(id), 'queue', 'recordSample', [id, now]),
+    history: (id) => send(room(id), 'queue', 'history', [id]),
+    ping: async () => {
+      try {
+        return await send('control', 'queue', 'ping', [])
+      } catch {
+        return false
+      }
+    },
+    close: async () => {},
+  }
+  const settings: SettingsStore = {
+    list: () => send('control', 'settings', 'list', []),
+    get: (id) => send('control', 'settings', 'get', [id]),
+    seed: (rooms) => send('control', 'settings', 'seed', [rooms]),
+    replace: (s, rev) => send('control', 'settings', 'replace', [s, rev]),
+  }
+  const audit: AuditLog = {
+    append: (entry) => send('control', 'audit', 'append', [entry]),
+    list: (limit) => send('control', 'audit', 'list', [limit]),
+  }
+  return { queue, settings, audit }
+}
