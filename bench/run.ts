@@ -43,6 +43,7 @@ import {
   stopAllChildren,
   type Target,
 } from './lib.js'
+import { runWorkerBench } from './worker.js'
 
 const SEGMENT_SECONDS = Number(process.env.BENCH_SEGMENT_SECONDS ?? 5)
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2)
@@ -713,6 +714,11 @@ async function main(): Promise<number> {
   notes.push(...booking.notes)
   warnings.push(...booking.warnings)
   results.booking = booking.results
+
+  // --- 8. The edge as a Worker in workerd (bench/worker.ts: its own Redis and Miniflare instances) ---
+  const worker = await runWorkerBench()
+  rows.push(...worker.rows)
+  results.worker = worker.results
 
   printTable(rows)
   for (const n of notes) process.stdout.write(`\nnote: ${n}`)

@@ -8,12 +8,12 @@ import type { Clock } from '../../src/ports/clock.js'
 
 const ROOT = resolve(import.meta.dirname, '../..')
 
-/** Bundles a Worker entry with wrangler.toml's rules into outdir; answers the entry file. */
-export async function buildWorker(entry: string, outdir: string): Promise<string> {
+/** Bundles a Worker entry with wrangler.toml's rules (or another config's) into outdir; answers the entry file. */
+export async function buildWorker(entry: string, outdir: string, config = 'wrangler.toml'): Promise<string> {
   const wrangler = join(ROOT, 'node_modules/.bin/wrangler')
   const out: Buffer[] = []
   const code = await new Promise<number | null>((done) => {
-    const child = spawn(wrangler, ['deploy', entry, '--dry-run', '--outdir', outdir, '--config', join(ROOT, 'wrangler.toml')], {
+    const child = spawn(wrangler, ['deploy', entry, '--dry-run', '--outdir', outdir, '--config', join(ROOT, config)], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: '1' },
