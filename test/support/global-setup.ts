@@ -1,14 +1,20 @@
-// Vitest global setup: one real redis-server and one real PostgreSQL server for the whole run, each on a
-// free loopback port, started in parallel and stopped in teardown.
+// Vitest global setup: the Worker bundle, and one real redis-server and one real PostgreSQL server for the
+// whole run, each on a free loopback port, started in parallel and stopped in teardown.
+import { join, resolve } from 'node:path'
 import type { TestProject } from 'vitest/node'
 import { type PostgresServer, startPostgres } from './postgres-server.js'
 import { type RedisServer, startRedis } from './redis-server.js'
+import { buildWorker } from './worker.js'
+
+const ROOT = resolve(import.meta.dirname, '../..')
 
 let redis: RedisServer | undefined
 let pg: PostgresServer | undefined
 
 export async function setup(project: TestProject): Promise<void> {
-  const [r, p] = await Promise.allSettled([startRedis(), startPostgres()])
+  // The Worker bundle for the workerd tests, built once by wrangler as for a deploy.
+  project.provide('workerScript', await buildWorker('test/worker/entry.ts', join(ROOT, '.tmp/test-worker')))
+  const [r, p] = await Promise.allSettled([startRedis(['--databases', '1000']), startPostgres()])
   if (r.status === 'fulfilled') redis = r.value
   if (p.status === 'fulfilled') pg = p.value
   if (r.status === 'rejected' || p.status === 'rejected') {

@@ -1,5 +1,5 @@
-// A test visitor with a cookie jar, driving an edge app through app.request().
-import type { Hono } from 'hono'
+// A test visitor with a cookie jar, driving an edge through app.request(): a Hono app, or the Worker in workerd.
+import type { RequestTarget } from './runtimes.js'
 
 export class Visitor {
   readonly cookies = new Map<string, string>()
@@ -13,7 +13,7 @@ export class Visitor {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ')
   }
 
-  async request(app: Hono, path: string, init: RequestInit & { json?: boolean } = {}): Promise<Response> {
+  async request(app: RequestTarget, path: string, init: RequestInit & { json?: boolean } = {}): Promise<Response> {
     const headers = new Headers(init.headers)
     if (this.cookies.size > 0 && !headers.has('cookie')) headers.set('cookie', this.cookieHeader())
     if (init.json) headers.set('accept', 'application/json')
@@ -33,7 +33,7 @@ export class Visitor {
 
   /** Polls the JSON status of a room. */
   async status(
-    app: Hono,
+    app: RequestTarget,
     room: string,
   ): Promise<{ state: string; position: number | null; ahead: number | null; waiting: number | null; etaSeconds: number | null }> {
     const res = await this.request(app, `/_anteroom/status?room=${room}`, { json: true })

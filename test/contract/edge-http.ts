@@ -1,0 +1,514 @@
+// The edge's HTTP behaviour, as a visitor and the origin see it, run against each runtime:
+// test/edge.test.ts runs it on Node, test/worker.test.ts in workerd. The same requests must get the
+// same answers: the queue, admission at the configured rates in FIFO order, admission tokens that
+// verify through the JWKS, proxying, bad input, and what happens when Redis goes away.
+// Time is the runtime's manual clock; nothing sleeps except while waiting for a real Redis restart.
+import { createHash } from 'node:crypto'
+import { createLocalJWKSet, jwtVerify } from 'jose'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { generateSigningJwk } from '../../src/core/admission-token.js'
+import { type OriginHandler, type OriginServer, startOrigin } from '../support/origin-server.js'
+import { freePort, type RedisServer, startRedis } from '../support/redis-server.js'
+import type { EdgeRuntime, StartOptions, TestEdge } from '../support/runtimes.js'
+import { Visitor } from '../support/visitor.js'
+
+interface Echo {
+  method: string
+  url: string
+  headers: Record<string, string>
+  bodyLength: number
+  bodySha: string
+}
+
+/** Echoes the request; some paths add response headers the proxy must keep or drop. */
+const origin_handler: OriginHandler = (req, res, body) => {
+  if (req.url?.includes('set-cookie')) res.setHeader('set-cookie', ['origin_a=1; Path=/', 'origin_b=2; Path=/'])
+  res.setHeader('content-type', 'application/json')
+  res.setHeader('connection', 'keep-alive, x-secret-hop')
+  res.setHeader('x-secret-hop', 'must not pass')
+  res.setHeader('x-origin', 'kept')
+  res.end(
+    JSON.stringify({
+      method: req.method,
+      url: req.url,
+      headers: req.headers,
+      bodyLength: body.length,
+      bodySha: createHash('sha256').update(body).digest('hex'),
+    }),
+  )
+}
+
+const room = (over: Record<string, unknown> = {}) => ({
+  id: 'sale',
+  paths: ['/tickets'],
+  totalActiveUsers: 2,
+  newUsersPerMinute: 60,
+  sessionDurationSeconds: 120,
+  refreshSeconds: 20,
+  ...over,
+})
+
+export function edgeHttpContract(runtime: EdgeRuntime): void {
+  let origin: OriginServer
+  const edges: TestEdge[] = []
+
+  beforeAll(async () => {
+    origin = await startOrigin(origin_handler)
+  })
+  afterAll(async () => {
+    for (const e of edges) await e.close()
+    await origin.close()
+  })
+
+  async function edgeWith(rooms: Record<string, unknown>[], o: Partial<StartOptions> = {}) {
+    const edge = await runtime.start({ rooms, originUrl: origin.url, ...o })
+    edges.push(edge)
+    return edge
+  }
+
+  describe(`queue page and status (${runtime.name})`, () => {
+    it('gives a new visitor the queue page: position, ahead, ETA, progress, Refresh, no-store, a safe cookie', async () => {
+      const { app } = await edgeWith([room({ mode: 'paused' })])
+      await new Visitor().request(app, '/tickets')
+      const v = new Visitor()
+      const res = await v.request(app, '/tickets/show/1')
+      expect(res.status).toBe(200)
+      expect(res.headers.get('content-type')).toMatch(/text\/html/)
+      expect(res.headers.get('refresh')).toBe('20')
+      expect(res.headers.get('cache-control')).toBe('no-store')
+      const cookie = res.headers.getSetCookie().find((c) => c.startsWith('anteroom_q_sale='))
+      expect(cookie).toMatch(/HttpOnly/)
+      expect(cookie).toMatch(/SameSite=Lax/)
+      expect(cookie).not.toMatch(/Secure/)
+      const html = await res.text()
+      expect(html).toContain('<main')
+      expect(html).toMatch(/role="status" aria-live="polite"/)
+      expect(html).toMatch(/id="position">2</)
+      expect(html).toMatch(/id="ahead">1</)
+      expect(html).toMatch(/<progress/)
+      expect(html).toContain('refreshes itself every 20 seconds')
+      expect(origin.requests.some((r) => r.url.startsWith('/tickets/show'))).toBe(false)
+    })
+
+    it('answers JSON for apps, and /_anteroom/status the same', async () => {
+      const { app } = await edgeWith([room({ mode: 'paused' })])
+      const v = new Visitor()
+      const res = await v.request(app, '/tickets', { json: true })
+      expect(res.headers.get('cache-control')).toBe('no-store')
+      const expected = { room: 'sale', state: 'paused', position: 1, ahead: 0, waiting: 1, etaSeconds: null, refreshSeconds: 20 }
+      expect(await res.json()).toEqual(expected)
+      expect(await v.status(app, 'sale')).toEqual(expected)
+      const unknown = await v.request(app, '/_anteroom/status?room=nope', { json: true })
+      expect(unknown.status).toBe(404)
+      expect(await unknown.json()).toMatchObject({ error: { code: 'ERR_NOT_FOUND', field: 'room' } })
+    })
+
+    it('drops the Refresh header once the page script polls by itself', async () => {
+      const { app } = await edgeWith([room({ mode: 'paused' })])
+      const v = new Visitor()
+      await v.request(app, '/tickets')
+      v.cookies.set('anteroom_js', '1')
+      const res = await v.request(app, '/tickets')
+      expect(res.headers.get('refresh')).toBeNull()
+      expect(res.headers.get('content-security-policy')).toMatch(/script-src 'sha256-/)
+    })
+
+    it('refreshing, a second tab, or coming back within the token lifetime keeps the place; a lapsed token goes to the back', async () => {
+      const { app, clock } = await edgeWith([room({ mode: 'paused', abandonAfterSeconds: 60 })])
+      const first = new Visitor()
+      const me = new Visitor()
+      const last = new Visitor()
+      await first.status(app, 'sale')
+      expect(await me.status(app, 'sale')).toMatchObject({ position: 2 })
+      await last.status(app, 'sale')
+      for (let i = 0; i < 3; i++) {
+        await clock.advance(15_000)
+        await first.status(app, 'sale')
+        await last.status(app, 'sale')
+        expect(await me.status(app, 'sale')).toMatchObject({ position: 2, waiting: 3 })
+        expect(await me.clone().status(app, 'sale')).toMatchObject({ position: 2, waiting: 3 })
+      }
+      const away = me.clone()
+      await clock.advance(40_000)
+      await first.status(app, 'sale')
+      await last.status(app, 'sale')
+      expect(await away.status(app, 'sale')).toMatchObject({ position: 2, waiting: 3 })
+      // Gone for longer than abandonAfterSeconds: the token lapsed and the line moved on.
+      await clock.advance(61_000)
+      await first.status(app, 'sale')
+      await last.status(app, 'sale')
+      expect(await away.status(app, 'sale')).toMatchObject({ position: 3, waiting: 3 })
+    })
+  })
+
+  describe(`admission (${runtime.name})`, () => {
+    it('admits on the next request when the turn comes, forwarding with a JWKS-verifiable token', async () => {
+      const { app, clock } = await edgeWith([room({ totalActiveUsers: 1 })])
+      const a = new Visitor()
+      const b = new Visitor()
+      const resA = await a.request(app, '/tickets/a')
+      expect(resA.status).toBe(200)
+      expect(((await resA.json()) as Echo).url).toBe('/tickets/a')
+      expect(await b.status(app, 'sale')).toMatchObject({ state: 'queued', position: 1 })
+      // A's session ends after 120 s without requests; B's next poll admits B.
+      await clock.advance(121_000)
+      const jwks = createLocalJWKSet((await (await app.request('http://shop.test/.well-known/jwks.json')).json()) as never)
+      const resB = await b.request(app, '/tickets/b')
+      const seen = (await resB.json()) as Echo
+      expect(seen.url).toBe('/tickets/b')
+      const token = seen.headers['anteroom-admission'] as string
+      const { payload, protectedHeader } = await jwtVerify(token, jwks, {
+        algorithms: ['ES256'],
+        issuer: 'anteroom',
+        audience: 'origin',
+        currentDate: new Date(clock.now()),
+      })
+      expect(protectedHeader.kid).toBeTruthy()
+      expect(payload).toMatchObject({ room: 'sale', sub: expect.any(String), jti: expect.any(String) })
+      expect(payload.exp).toBe(Math.floor((clock.now() + 120_000) / 1000))
+      expect(payload.arr).toBe(clock.now())
+      expect(b.cookies.has('anteroom_q_sale')).toBe(false)
+      expect(b.cookies.has('anteroom_a_sale')).toBe(true)
+    })
+
+    it('JSON polls say admitted and hand over the cookie', async () => {
+      const { app } = await edgeWith([room()])
+      const v = new Visitor()
+      expect(await v.status(app, 'sale')).toMatchObject({ state: 'admitted' })
+      expect(v.cookies.has('anteroom_a_sale')).toBe(true)
+      const res = await v.request(app, '/tickets/x')
+      expect(((await res.json()) as Echo).headers['anteroom-admission']).toBeTruthy()
+    })
+
+    it('a session that was ended sends the visitor back to the line at the next renewal', async () => {
+      const { app, clock, queue } = await edgeWith([room({ sessionDurationSeconds: 100, totalActiveUsers: 1 })])
+      const v = new Visitor()
+      await v.request(app, '/tickets')
+      const claims = JSON.parse(Buffer.from((v.cookies.get('anteroom_a_sale') as string).split('.')[1] as string, 'base64url').toString())
+      await queue.endSession('sale', claims.sub, clock.now())
+      await new Visitor().status(app, 'sale') // takes the freed slot
+      await clock.advance(51_000)
+      expect(await v.status(app, 'sale')).toMatchObject({ state: 'queued', position: 1 })
+    })
+
+    it('a forged or foreign admission cookie gets a place in line, not the origin', async () => {
+      const { app } = await edgeWith([room({ mode: 'paused' })])
+      const other = await edgeWith([room()], { signingKeys: [await generateSigningJwk('other-edge')] })
+      const foreign = new Visitor()
+      await foreign.request(other.app, '/tickets') // admitted by an edge with other keys
+      const v = new Visitor()
+      v.cookies.set('anteroom_a_sale', foreign.cookies.get('anteroom_a_sale') as string)
+      const before = origin.requests.length
+      const res = await v.request(app, '/tickets/secret', { json: true })
+      expect(await res.json()).toMatchObject({ state: 'paused', position: 1 })
+      const forged = new Visitor()
+      forged.cookies.set('anteroom_a_sale', `${foreign.cookies.get('anteroom_a_sale')}x`)
+      expect(await forged.status(app, 'sale')).toMatchObject({ state: 'paused', position: 2 })
+      expect(origin.requests.length).toBe(before)
+    })
+
+    it('admits exactly what the limits allow at every step, always the first arrivals (cap and rate)', async () => {
+      const cap = 10
+      const perMinute = 24 // 4 per 10 s
+      const { app, clock, queue } = await edgeWith([
+        room({
+          id: 'rate',
+          paths: ['/'],
+          totalActiveUsers: cap,
+          newUsersPerMinute: perMinute,
+          sessionDurationSeconds: 30,
+          refreshSeconds: 5,
+        }),
+      ])
+      const n = 40
+      const visitors = Array.from({ length: n }, () => new Visitor())
+      const admittedAt = new Map<number, number>()
+      const grants: number[] = []
+      let capBound = 0
+      let rateBound = 0
+      for (const [i, v] of visitors.entries()) {
+        await clock.advance(10)
+        if ((await v.status(app, 'rate')).state === 'admitted') {
+          admittedAt.set(i, clock.now())
+          grants.push(clock.now())
+        }
+      }
+      expect(admittedAt.size).toBe(Math.ceil(perMinute / 6))
+      const stayFor = 12_000
+      for (let step = 0; step < 300 && admittedAt.size < n; step++) {
+        await clock.advance(1000)
+        const now = clock.now()
+        const before = await queue.stats('rate', now)
+        const c60 = grants.filter((t) => t > now - 60_000).length
+        const c10 = grants.filter((t) => t > now - 10_000).length
+        const rateBudget = Math.min(perMinute - c60, Math.ceil(perMinute / 6) - c10)
+        const allowed = Math.max(0, Math.min(cap - before.active, rateBudget, before.waiting))
+        if (before.waiting > 0 && cap - before.active < rateBudget) capBound++
+        if (before.waiting > 0 && rateBudget < cap - before.active) rateBound++
+        // Everybody waiting polls at once; admitted visitors browse for a while, then leave silently.
+        await Promise.all(
+          visitors.map(async (v, i) => {
+            const since = admittedAt.get(i)
+            if (since === undefined) {
+              if ((await v.status(app, 'rate')).state === 'admitted') admittedAt.set(i, now)
+            } else if (now - since < stayFor) {
+              expect((await v.request(app, '/shop')).status).toBe(200)
+            }
+          }),
+        )
+        const after = await queue.stats('rate', now)
+        const granted = before.waiting - after.waiting
+        expect(granted, `step ${step}`).toBe(allowed)
+        expect(after.active).toBeLessThanOrEqual(cap)
+        for (let g = 0; g < granted; g++) grants.push(now)
+        const admitted = [...admittedAt.keys()].sort((a, b) => a - b)
+        expect(admitted).toEqual([...Array(admitted.length).keys()])
+      }
+      expect(admittedAt.size).toBe(n)
+      expect(capBound).toBeGreaterThan(0)
+      expect(rateBound).toBeGreaterThan(0)
+    })
+  })
+
+  describe(`room modes and ETA (${runtime.name})`, () => {
+    it('paused keeps the line and says so; closed admits nobody and says the sale is closed; passthrough admits all', async () => {
+      const paused = await edgeWith([room({ mode: 'paused' })])
+      expect(await (await new Visitor().request(paused.app, '/tickets')).text()).toContain('The line is paused')
+      const closed = await edgeWith([room({ mode: 'closed' })])
+      const res = await new Visitor().request(closed.app, '/tickets')
+      expect(await res.text()).toContain('This sale is closed')
+      expect(res.headers.get('refresh')).toBeNull()
+      expect(await new Visitor().status(closed.app, 'sale')).toMatchObject({ state: 'closed', position: null })
+      expect((await closed.queue.stats('sale', closed.clock.now())).waiting).toBe(0)
+      const pass = await edgeWith([room({ mode: 'passthrough', totalActiveUsers: 1, newUsersPerMinute: 1 })])
+      for (let i = 0; i < 5; i++) expect(await new Visitor().status(pass.app, 'sale')).toMatchObject({ state: 'admitted' })
+    })
+
+    it('says the ETA is unknown until admissions were measured, then derives it from the rate and position', async () => {
+      const { app } = await edgeWith([room({ totalActiveUsers: 1000, newUsersPerMinute: 6 })])
+      const visitors = Array.from({ length: 8 }, () => new Visitor())
+      expect(await visitors[0]?.status(app, 'sale')).toMatchObject({ state: 'admitted' })
+      for (const v of visitors.slice(1)) await v.status(app, 'sale')
+      // One admission in the last minute: 1/60 per second, so position 3 means 180 s.
+      expect(await visitors[3]?.status(app, 'sale')).toMatchObject({ position: 3, etaSeconds: 180 })
+      const fresh = await edgeWith([room({ mode: 'paused' })])
+      const page = await (await new Visitor().request(fresh.app, '/tickets')).text()
+      expect(page).toContain('id="eta">unknown for now')
+    })
+  })
+
+  describe(`routing and bad input (${runtime.name})`, () => {
+    it('passes unprotected paths straight through and reserves /_anteroom/', async () => {
+      const { app } = await edgeWith([room()])
+      const res = await new Visitor().request(app, '/about?x=1')
+      expect(((await res.json()) as Echo).url).toBe('/about?x=1')
+      const reserved = await new Visitor().request(app, '/_anteroom/whatever')
+      expect(reserved.status).toBe(404)
+      expect((await app.request('http://shop.test/_anteroom/health')).status).toBe(200)
+    })
+
+    it('matches rooms by host and the longest path prefix; an unknown host gets 421', async () => {
+      const { app } = await edgeWith([
+        room({ id: 'a', hosts: ['shop.test'], paths: ['/tickets'], mode: 'paused' }),
+        room({ id: 'b', hosts: ['shop.test'], paths: ['/tickets/vip'], mode: 'paused' }),
+        room({ id: 'c', hosts: ['other.test'], paths: [], mode: 'paused' }),
+      ])
+      const roomOf = async (base: string, path: string) => {
+        const res = await new Visitor(base).request(app, path, { json: true })
+        return ((await res.json()) as { room?: string }).room
+      }
+      expect(await roomOf('http://shop.test', '/tickets/1')).toBe('a')
+      expect(await roomOf('http://shop.test', '/tickets/vip/1')).toBe('b')
+      expect(await roomOf('http://other.test', '/anything')).toBe('c')
+      expect(await roomOf('http://shop.test', '/ticketsx')).toBeUndefined()
+      expect((await new Visitor('http://unknown.test').request(app, '/tickets/1')).status).toBe(421)
+    })
+
+    it('spellings of a protected path that an origin may treat alike cannot skip the room', async () => {
+      const { app } = await edgeWith([room({ mode: 'paused' })])
+      const before = origin.requests.length
+      for (const path of [
+        '/%74ickets/1',
+        '/TICKETS/1',
+        '//tickets/1',
+        '/tickets;jsessionid=1/x',
+        '/tickets%2fx',
+        '/tickets%2Fx',
+        '/x/../tickets/1',
+        '/%2e/tickets',
+      ]) {
+        const res = await new Visitor().request(app, path, { json: true })
+        expect(((await res.json()) as { state?: string }).state, path).toBe('paused')
+      }
+      expect(origin.requests.length).toBe(before)
+    })
+
+    it('malformed, truncated, oversized and foreign cookies get a fresh place, never a 500', async () => {
+      const { app } = await edgeWith([room({ mode: 'paused' }), room({ id: 'other', paths: ['/other'], mode: 'paused' })])
+      const other = new Visitor()
+      await other.request(app, '/other')
+      const valid = new Visitor()
+      await valid.request(app, '/tickets')
+      const token = valid.cookies.get('anteroom_q_sale') as string
+      const junk = [
+        'anteroom_q_sale=',
+        'anteroom_q_sale=garbage',
+        `anteroom_q_sale=${token.slice(0, token.length - 8)}`,
+        `anteroom_q_sale=${'A'.repeat(10_000)}`,
+        `anteroom_q_sale=${other.cookies.get('anteroom_q_other')?.replace('q1.other', 'q1.sale')}`,
+        'anteroom_q_sale="quoted"; anteroom_a_sale=not.a.jwt',
+        'anteroom_q_sale=%00%ff; ; ;=;==',
+        `anteroom_a_sale=${'e'.repeat(3000)}.${'e'.repeat(3000)}.x`,
+      ]
+      for (const [i, cookie] of junk.entries()) {
+        const res = await new Visitor().request(app, '/tickets', { headers: { cookie } })
+        expect(res.status, cookie.slice(0, 40)).toBe(200)
+        expect(await res.text()).toContain(`id="position">${i + 2}<`)
+        expect(res.headers.getSetCookie().some((c) => c.startsWith('anteroom_q_sale=q1.sale.'))).toBe(true)
+      }
+      expect(await valid.status(app, 'sale')).toMatchObject({ position: 1 })
+    })
+  })
+
+  describe(`proxying (${runtime.name})`, () => {
+    it('forwards method, path, query and a whole POST body; sets X-Forwarded-*; strips our cookies and any forged admission header', async () => {
+      const { app } = await edgeWith([room({ id: 'shop', paths: ['/shop'] })])
+      const v = new Visitor()
+      const body = new Uint8Array(300_000).map((_, i) => (i * 7) % 251)
+      const res = await v.request(app, '/shop/cart?id=7', {
+        method: 'POST',
+        body,
+        headers: {
+          'content-type': 'application/octet-stream',
+          cookie: 'theme=dark; anteroom_js=1',
+          'anteroom-admission': 'forged.token.value',
+        },
+      })
+      expect(res.status).toBe(200)
+      const seen = (await res.json()) as Echo
+      expect(seen).toMatchObject({ method: 'POST', url: '/shop/cart?id=7', bodyLength: body.length })
+      expect(seen.bodySha).toBe(createHash('sha256').update(body).digest('hex'))
+      expect(seen.headers.cookie).toBe('theme=dark')
+      expect(seen.headers['x-forwarded-host']).toBe('shop.test')
+      expect(seen.headers['x-forwarded-proto']).toBe('http')
+      const token = v.cookies.get('anteroom_a_shop')
+      expect(token).toBeTruthy()
+      expect(seen.headers['anteroom-admission']).toBe(token)
+      // Coming back: the origin sees the token as a header, never our cookie.
+      const again = (await (
+        await v.request(app, '/shop/next', { headers: { cookie: `theme=dark; anteroom_a_shop=${token}`, 'anteroom-admission': 'forged' } })
+      ).json()) as Echo
+      expect(again.headers.cookie).toBe('theme=dark')
+      expect(again.headers['anteroom-admission']).toBe(token)
+      // An unprotected path never carries a visitor-supplied admission header either.
+      const free = (await (await new Visitor().request(app, '/free', { headers: { 'anteroom-admission': 'forged' } })).json()) as Echo
+      expect(free.headers['anteroom-admission']).toBeUndefined()
+    })
+
+    it("keeps the origin's Set-Cookie headers next to the edge's own, and drops hop-by-hop response headers", async () => {
+      const { app } = await edgeWith([room({ id: 'shop', paths: ['/shop'] })])
+      const res = await new Visitor().request(app, '/shop/set-cookie')
+      expect(res.status).toBe(200)
+      const cookies = res.headers.getSetCookie()
+      expect(cookies).toContain('origin_a=1; Path=/')
+      expect(cookies).toContain('origin_b=2; Path=/')
+      expect(cookies.some((c) => c.startsWith('anteroom_a_shop='))).toBe(true)
+      expect(res.headers.get('x-secret-hop')).toBeNull()
+      expect(res.headers.get('x-origin')).toBe('kept')
+    })
+
+    it('answers 502 (HTML and JSON) when the origin refuses connections, and keeps serving', async () => {
+      const { app } = await edgeWith([room({ id: 'shop', paths: ['/shop'] })], { originUrl: `http://127.0.0.1:${await freePort()}` })
+      const page = await new Visitor().request(app, '/about')
+      expect(page.status).toBe(502)
+      expect(page.headers.get('cache-control')).toBe('no-store')
+      expect(await page.text()).toContain('not reachable')
+      const json = await new Visitor().request(app, '/api/items', { json: true })
+      expect(json.status).toBe(502)
+      expect(((await json.json()) as { error: { code: string } }).error.code).toBe('ERR_ORIGIN_UNREACHABLE')
+      // Admitted on this very request, with a body to forward: 502, and the admission is kept.
+      const post = await new Visitor().request(app, '/shop/x', { method: 'POST', body: 'x'.repeat(1000) })
+      expect(post.status).toBe(502)
+      expect(post.headers.getSetCookie().some((c) => c.startsWith('anteroom_a_shop='))).toBe(true)
+      expect((await app.request('http://shop.test/_anteroom/health')).status).toBe(200)
+    })
+  })
+
+  describe(`store errors (${runtime.name})`, () => {
+    let redis: RedisServer
+    beforeAll(async () => {
+      redis = await startRedis()
+    })
+    afterAll(async () => {
+      await redis.stop()
+    })
+
+    it('stops Redis mid-run: closed says "you keep your place", open passes through, admitted visitors keep working; a restart keeps the order', async () => {
+      const rooms = [
+        { id: 'strict', paths: ['/strict'], totalActiveUsers: 1, newUsersPerMinute: 60, onStoreError: 'closed' },
+        { id: 'lenient', paths: ['/lenient'], totalActiveUsers: 1, newUsersPerMinute: 60, onStoreError: 'open' },
+        { id: 'line', paths: ['/line'], totalActiveUsers: 1, newUsersPerMinute: 60, mode: 'paused' },
+      ]
+      const { app, queue, clock } = await edgeWith(rooms, { redisUrl: redis.url })
+      const admittedStrict = new Visitor()
+      const queuedStrict = new Visitor()
+      expect((await admittedStrict.request(app, '/strict/a')).status).toBe(200)
+      expect(await queuedStrict.status(app, 'strict')).toMatchObject({ state: 'queued', position: 1 })
+      const admittedLenient = new Visitor()
+      await admittedLenient.request(app, '/lenient/a')
+      const inLine = new Visitor()
+      await new Visitor().status(app, 'line')
+      expect(await inLine.status(app, 'line')).toMatchObject({ state: 'paused', position: 2 })
+
+      await redis.stop()
+      await waitFor(async () => !(await queue.ping()))
+      await clock.advance(5_000)
+
+      const tokenBefore = queuedStrict.cookies.get('anteroom_q_strict')
+      const busy = await queuedStrict.request(app, '/strict/a')
+      expect(busy.status).toBe(503)
+      expect(busy.headers.get('retry-after')).toBe('20')
+      expect(await busy.text()).toContain('We are busy; you keep your place.')
+      expect(queuedStrict.cookies.get('anteroom_q_strict')).toBe(tokenBefore)
+      expect(await queuedStrict.status(app, 'strict')).toMatchObject({ state: 'busy' })
+      const before = origin.requests.length
+      expect((await new Visitor().request(app, '/strict/a')).status).toBe(503)
+      expect(origin.requests.length).toBe(before)
+
+      const through = await new Visitor().request(app, '/lenient/b')
+      expect(through.status).toBe(200)
+      const seen = (await through.json()) as Echo
+      expect(seen.url).toBe('/lenient/b')
+      expect(seen.headers['anteroom-admission']).toBeTruthy()
+
+      for (const [v, path] of [
+        [admittedStrict, '/strict/b'],
+        [admittedLenient, '/lenient/c'],
+      ] as const) {
+        const res = await v.request(app, path)
+        expect(res.status).toBe(200)
+        expect(((await res.json()) as Echo).url).toBe(path)
+      }
+      expect((await app.request('http://shop.test/_anteroom/health')).status).toBe(503)
+
+      // Redis comes back empty on the same port. A newcomer polls first, yet the visitor who was
+      // already in line gets their earlier place back from their token.
+      redis = await startRedis([], redis.port)
+      await waitFor(async () => (await app.request('http://shop.test/_anteroom/health')).status === 200)
+      await clock.advance(5_000)
+      const newcomer = new Visitor()
+      expect(await newcomer.status(app, 'line')).toMatchObject({ position: 1, waiting: 1 })
+      expect(await inLine.status(app, 'line')).toMatchObject({ position: 1, waiting: 2 })
+      expect(await newcomer.status(app, 'line')).toMatchObject({ position: 2, waiting: 2 })
+    })
+  })
+}
+
+/** Waits for a real server event (Redis stopping or coming back); the assertions never depend on time. */
+async function waitFor(check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (await check()) return
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  throw new Error('condition not reached')
+}

@@ -1,0 +1,123 @@
+// The edge under test on either runtime, behind one interface, so the HTTP behaviour suite
+// (test/contract/edge-http.ts) runs unchanged on Node and in workerd.
+//   node:   createEdgeApp in this process (app.request), embedded store or Redis, a ManualClock.
+//   worker: the Worker bundle in workerd (Miniflare), Redis through StoreRelay Durable Objects, and
+//           the test entry's clock, moved over HTTP.
+
+import { Redis } from 'ioredis'
+import type { JWK } from 'jose'
+import { inject } from 'vitest'
+import { luaFromFiles } from '../../src/adapters/redis/lua-files.js'
+import { RedisQueueStore } from '../../src/adapters/redis/queue-store.js'
+import { ManualClock } from '../../src/ports/clock.js'
+import type { QueueStore } from '../../src/ports/queue-store.js'
+import { TEST_SECRET, testEdge } from './edge.js'
+import { startWorker, WorkerClock } from './worker.js'
+
+/** Anything that answers a Request for a full URL: a Hono app, or the Worker in workerd. */
+export interface RequestTarget {
+  request(url: string, init?: RequestInit): Response | Promise<Response>
+}
+
+export interface TestClock {
+  now(): number
+  set(t: number): Promise<void>
+  advance(ms: number): Promise<void>
+}
+
+export interface TestEdge {
+  app: RequestTarget
+  clock: TestClock
+  /** The store the edge uses (the same Redis, seen from the test), for stats and ending sessions. */
+  queue: QueueStore
+  close(): Promise<void>
+}
+
+export interface StartOptions {
+  rooms: Record<string, unknown>[]
+  originUrl: string
+  /** Unset: the runtime's default store (Node: the embedded store; Worker: a fresh database of the test Redis). */
+  redisUrl?: string
+  signingKeys?: JWK[]
+  t0?: number
+  /** One clock for several edges (the mixed test); the edge's own otherwise. */
+  clock?: TestClock
+}
+
+export interface EdgeRuntime {
+  name: 'node' | 'worker'
+  start(o: StartOptions): Promise<TestEdge>
+}
+
+export const T0 = 1_800_000_000_000
+
+class NodeClock implements TestClock {
+  constructor(readonly manual: ManualClock) {}
+  now() {
+    return this.manual.now()
+  }
+  async set(t: number) {
+    this.manual.set(t)
+  }
+  async advance(ms: number) {
+    this.manual.advance(ms)
+  }
+}
+
+export const nodeRuntime: EdgeRuntime = {
+  name: 'node',
+  async start(o) {
+    const manual = new ManualClock(o.t0 ?? T0)
+    const edge = await testEdge({ rooms: o.rooms, originUrl: o.originUrl, redisUrl: o.redisUrl, clock: manual, signingKeys: o.signingKeys })
+    return { app: edge.app, clock: o.clock ?? new NodeClock(manual), queue: edge.deps.queue, close: () => edge.close() }
+  },
+}
+
+/** Each Worker edge gets a database of its own in the test Redis, so rooms of the same name never meet. */
+let nextDb = 1
+
+export function workerRuntime(redisUrl: () => string): EdgeRuntime {
+  return {
+    name: 'worker',
+    async start(o) {
+      const url = o.redisUrl ?? `${redisUrl()}/${nextDb++}`
+      const worker = await startWorker({
+        script: inject('workerScript'),
+        vars: {
+          ANTEROOM_ROOMS: JSON.stringify(o.rooms),
+          ANTEROOM_ORIGIN: o.originUrl,
+          ANTEROOM_REDIS_URL: url,
+          ANTEROOM_QUEUE_SECRET: TEST_SECRET,
+          ANTEROOM_SIGNING_KEYS: JSON.stringify(o.signingKeys ?? [await testSigningKey()]),
+          ANTEROOM_HISTORY_SAMPLE_SECONDS: '0',
+        },
+      })
+      const clock = new WorkerClock(worker, o.t0 ?? T0)
+      await clock.set(o.t0 ?? T0)
+      const redis = new Redis(url, { maxRetriesPerRequest: 0, enableOfflineQueue: false })
+      redis.on('error', () => {})
+      return {
+        app: { request: (u, init) => worker.mf.dispatchFetch(u, init as never) as unknown as Promise<Response> },
+        clock,
+        queue: new RedisQueueStore(redis, luaFromFiles()),
+        async close() {
+          redis.disconnect()
+          await worker.close()
+        },
+      }
+    },
+  }
+}
+
+let key: Promise<JWK> | undefined
+/** One signing key per test process: a Worker needs keys set once many isolates share Redis. */
+function testSigningKey(): Promise<JWK> {
+  key ??= import('../../src/core/admission-token.js').then((m) => m.generateSigningJwk(`test-${Date.now().toString(36)}`))
+  return key
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    workerScript: string
+  }
+}
