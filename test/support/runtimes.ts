@@ -40,8 +40,6 @@ export interface StartOptions {
   redisUrl?: string
   signingKeys?: JWK[]
   t0?: number
-  /** One clock for several edges (the mixed test); the edge's own otherwise. */
-  clock?: TestClock
 }
 
 export interface EdgeRuntime {
@@ -50,6 +48,20 @@ export interface EdgeRuntime {
 }
 
 export const T0 = 1_800_000_000_000
+
+/** Moves several edges' clocks together: edges of one sale share one time. */
+export function sharedClock(clocks: TestClock[]): TestClock {
+  const first = clocks[0] as TestClock
+  return {
+    now: () => first.now(),
+    async set(t) {
+      for (const c of clocks) await c.set(t)
+    },
+    async advance(ms) {
+      await this.set(first.now() + ms)
+    },
+  }
+}
 
 class NodeClock implements TestClock {
   constructor(readonly manual: ManualClock) {}
@@ -69,7 +81,7 @@ export const nodeRuntime: EdgeRuntime = {
   async start(o) {
     const manual = new ManualClock(o.t0 ?? T0)
     const edge = await testEdge({ rooms: o.rooms, originUrl: o.originUrl, redisUrl: o.redisUrl, clock: manual, signingKeys: o.signingKeys })
-    return { app: edge.app, clock: o.clock ?? new NodeClock(manual), queue: edge.deps.queue, close: () => edge.close() }
+    return { app: edge.app, clock: new NodeClock(manual), queue: edge.deps.queue, close: () => edge.close() }
   },
 }
 
