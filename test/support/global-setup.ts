@@ -14,6 +14,7 @@ let pg: PostgresServer | undefined
 export async function setup(project: TestProject): Promise<void> {
   // The Worker bundle for the workerd tests, built once by wrangler as for a deploy.
   project.provide('workerScript', await buildWorker('test/worker/entry.ts', join(ROOT, '.tmp/test-worker')))
+  project.provide('workerProductionScript', await buildWorker('worker/index.ts', join(ROOT, '.tmp/test-worker-production')))
   const [r, p] = await Promise.allSettled([startRedis(['--databases', '1000']), startPostgres()])
   if (r.status === 'fulfilled') redis = r.value
   if (p.status === 'fulfilled') pg = p.value

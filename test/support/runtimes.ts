@@ -40,6 +40,8 @@ export interface StartOptions {
   redisUrl?: string
   signingKeys?: JWK[]
   t0?: number
+  /** ANTEROOM_ADMIN_TOKENS: "name:token,...". */
+  adminTokens?: string
 }
 
 export interface EdgeRuntime {
@@ -80,7 +82,14 @@ export const nodeRuntime: EdgeRuntime = {
   name: 'node',
   async start(o) {
     const manual = new ManualClock(o.t0 ?? T0)
-    const edge = await testEdge({ rooms: o.rooms, originUrl: o.originUrl, redisUrl: o.redisUrl, clock: manual, signingKeys: o.signingKeys })
+    const edge = await testEdge({
+      rooms: o.rooms,
+      originUrl: o.originUrl,
+      redisUrl: o.redisUrl,
+      clock: manual,
+      signingKeys: o.signingKeys,
+      adminTokens: o.adminTokens,
+    })
     return { app: edge.app, clock: new NodeClock(manual), queue: edge.deps.queue, close: () => edge.close() }
   },
 }
@@ -102,6 +111,7 @@ export function workerRuntime(redisUrl: () => string): EdgeRuntime {
           ANTEROOM_QUEUE_SECRET: TEST_SECRET,
           ANTEROOM_SIGNING_KEYS: JSON.stringify(o.signingKeys ?? [await testSigningKey()]),
           ANTEROOM_HISTORY_SAMPLE_SECONDS: '0',
+          ANTEROOM_ADMIN_TOKENS: o.adminTokens,
         },
       })
       const clock = new WorkerClock(worker, o.t0 ?? T0)
@@ -131,5 +141,6 @@ function testSigningKey(): Promise<JWK> {
 declare module 'vitest' {
   export interface ProvidedContext {
     workerScript: string
+    workerProductionScript: string
   }
 }
