@@ -31,6 +31,7 @@ const HELP = `npm run simulate -- [options]
   --seed N              random seed (1)
   --redis [URL]         Redis store: a redis-server started here, or this URL (default: embedded store)
   --pg [URL]            PostgreSQL for the booking origin: a server started here, or this URL (default: PGlite)
+  --worker              run the edge as a Worker in workerd (Miniflare), on Redis (started here unless --redis URL)
   --edge URL            drive an already-running edge instead (its room must have the scaled settings)
   --admin-token T       bearer token for that edge's admin stats API (store-side samples)
   --room ID             room id (demo)
@@ -59,6 +60,7 @@ function main(): Promise<number> | number {
       redis: { type: 'string' },
       pg: { type: 'string' },
       edge: { type: 'string' },
+      worker: { type: 'boolean', default: false },
       'admin-token': { type: 'string' },
       room: { type: 'string', default: 'demo' },
       'max-p99-wait': { type: 'string' },
@@ -116,6 +118,7 @@ function main(): Promise<number> | number {
     edgeUrl: values.edge,
     adminToken: values['admin-token'],
     redis: values.redis === undefined ? undefined : values.redis === '' ? true : values.redis,
+    runtime: values.worker ? 'worker' : 'node',
     room: values.room,
     maxRealSeconds: num('max-real-seconds'),
     maxP99WaitSeconds: values['max-p99-wait'] === undefined ? undefined : num('max-p99-wait'),

@@ -3,12 +3,19 @@
 // (every refreshSeconds, with a little jitter), some give up, and the admitted ones browse the seat map
 // and book on the booking origin through the edge. Returns the recorded timelines and the verdicts.
 import { randomBytes } from 'node:crypto'
+import { resolve } from 'node:path'
 import { serve } from '@hono/node-server'
 import { Agent, request } from 'undici'
+import { connectRedis } from '../src/adapters/redis/connect.js'
+import { luaFromFiles } from '../src/adapters/redis/lua-files.js'
+import { RedisQueueStore } from '../src/adapters/redis/queue-store.js'
 import { loadConfig } from '../src/config/index.js'
+import { generateSigningJwk } from '../src/core/admission-token.js'
 import { buildBooking } from '../src/entry/booking.js'
-import { buildEdge, type Edge } from '../src/entry/build.js'
+import { buildEdge } from '../src/entry/build.js'
+import type { RoomStats } from '../src/ports/queue-store.js'
 import { freePort, type RedisServer, startRedis } from '../test/support/redis-server.js'
+import { buildWorker, startWorker } from '../test/support/worker.js'
 import { type ArrivalCurve, type Prediction, predict, type RoomLimits } from './predict.js'
 import {
   abandonedVerdict,
@@ -43,6 +50,11 @@ export interface SimOptions {
   adminToken?: string
   /** Use a redis-server started here (true) or at this URL (the room's keys there should be fresh); default: the embedded store. */
   redis?: boolean | string
+  /**
+   * Which edge the run starts: 'node' (in this process) or 'worker' (the Worker bundle in workerd through
+   * Miniflare; it needs Redis, so one is started here unless `redis` is a URL).
+   */
+  runtime?: 'node' | 'worker'
   /** PostgreSQL URL for the booking origin; default: PGlite. */
   databaseUrl?: string
   room?: string
@@ -153,7 +165,8 @@ export function arrivalTimes(visitors: number, curve: ArrivalCurve, random: () =
 
 interface Started {
   edgeUrl: string
-  edge?: Edge
+  /** The store's own numbers, read beside the edge. */
+  stats?: (room: string) => Promise<RoomStats>
   stop(): Promise<void>
   invariant?: () => Promise<BookingOutcome>
 }
@@ -162,7 +175,7 @@ async function startStack(o: SimOptions, real: RoomLimits, room: string): Promis
   const stops: (() => Promise<void>)[] = []
   try {
     let redisUrl: string | undefined
-    if (o.redis === true) {
+    if (o.redis === true || (o.runtime === 'worker' && typeof o.redis !== 'string')) {
       const r: RedisServer = await startRedis()
       stops.push(() => r.stop())
       redisUrl = r.url
@@ -177,22 +190,43 @@ async function startStack(o: SimOptions, real: RoomLimits, room: string): Promis
       room,
     })
     stops.push(() => booking.close())
-    const config = loadConfig({
-      ANTEROOM_ROOMS: JSON.stringify([{ id: room, paths: ['/'], ...real }]),
-      ANTEROOM_QUEUE_SECRET: randomBytes(32).toString('hex'),
-      ANTEROOM_REDIS_URL: redisUrl,
-    })
-    const edge = await buildEdge(config, { originUrl: `http://127.0.0.1:${originPort}` })
-    stops.push(() => edge.close())
-    const servers = [
-      serve({ fetch: booking.app.fetch, hostname: '127.0.0.1', port: originPort }),
-      serve({ fetch: edge.app.fetch, hostname: '127.0.0.1', port: edgePort }),
-    ]
-    for (const s of servers) stops.push(() => new Promise((r) => s.close(() => r())))
-    await Promise.all(servers.map((s) => new Promise((r) => (s.listening ? r(null) : s.once('listening', r)))))
+    const rooms = JSON.stringify([{ id: room, paths: ['/'], ...real }])
+    const secret = randomBytes(32).toString('hex')
+    let stats: Started['stats']
+    if (o.runtime === 'worker') {
+      // The production Worker bundle, as wrangler builds it for a deploy, in workerd; Redis via StoreRelay.
+      const script = await buildWorker('worker/index.ts', resolve('.tmp/sim/worker'))
+      const worker = await startWorker({
+        script,
+        vars: {
+          ANTEROOM_ROOMS: rooms,
+          ANTEROOM_ORIGIN: `http://127.0.0.1:${originPort}`,
+          ANTEROOM_REDIS_URL: redisUrl,
+          ANTEROOM_QUEUE_SECRET: secret,
+          ANTEROOM_SIGNING_KEYS: JSON.stringify([await generateSigningJwk('sim')]),
+        },
+        port: edgePort,
+      })
+      stops.push(() => worker.close())
+      const redis = connectRedis(redisUrl as string)
+      stops.push(async () => redis.disconnect())
+      const store = new RedisQueueStore(redis, luaFromFiles())
+      stats = (id) => store.stats(id)
+    } else {
+      const config = loadConfig({ ANTEROOM_ROOMS: rooms, ANTEROOM_QUEUE_SECRET: secret, ANTEROOM_REDIS_URL: redisUrl })
+      const edge = await buildEdge(config, { originUrl: `http://127.0.0.1:${originPort}` })
+      stops.push(() => edge.close())
+      const server = serve({ fetch: edge.app.fetch, hostname: '127.0.0.1', port: edgePort })
+      stops.push(() => new Promise((r) => server.close(() => r())))
+      await new Promise((r) => (server.listening ? r(null) : server.once('listening', r)))
+      stats = (id) => edge.deps.queue.stats(id)
+    }
+    const origin = serve({ fetch: booking.app.fetch, hostname: '127.0.0.1', port: originPort })
+    stops.push(() => new Promise((r) => origin.close(() => r())))
+    await new Promise((r) => (origin.listening ? r(null) : origin.once('listening', r)))
     return {
       edgeUrl,
-      edge,
+      stats,
       async stop() {
         for (const stop of stops.reverse()) await stop().catch(() => {})
       },
@@ -304,7 +338,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       const a = now()
       try {
         let s: { waiting: number; active: number; admittedLastMinute: number } | undefined
-        if (stack.edge) s = await stack.edge.deps.queue.stats(room)
+        if (stack.stats) s = await stack.stats(room)
         else if (o.adminToken) {
           const res = await request(`${stack.edgeUrl}/_anteroom/api/rooms/${room}/stats`, {
             headers: { authorization: `Bearer ${o.adminToken}` },

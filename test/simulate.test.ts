@@ -198,29 +198,40 @@ describe('scaling', () => {
 })
 
 describe('a CI-sized sale', () => {
-  it('2,000 visitors on a ramp, 30x compressed, pass every verdict', { timeout: 120_000 }, async () => {
-    const r = await simulate({
-      visitors: 2000,
-      curve: { kind: 'ramp', durationSeconds: 300 },
-      limits: { totalActiveUsers: 800, newUsersPerMinute: 150, sessionDurationSeconds: 300, refreshSeconds: 60, abandonAfterSeconds: 180 },
-      scale: 30,
-      abandonShare: 0.1,
-      patienceSeconds: 300,
-      buyShare: 0.5,
-      seed: 7,
-      maxRealSeconds: 90,
+  for (const runtime of ['node', 'worker'] as const) {
+    it(`2,000 visitors on a ramp, 30x compressed, pass every verdict (${runtime} edge)`, { timeout: 120_000 }, async () => {
+      const r = await simulate({
+        visitors: 2000,
+        curve: { kind: 'ramp', durationSeconds: 300 },
+        limits: {
+          totalActiveUsers: 800,
+          newUsersPerMinute: 150,
+          sessionDurationSeconds: 300,
+          refreshSeconds: 60,
+          abandonAfterSeconds: 180,
+        },
+        scale: 30,
+        abandonShare: 0.1,
+        patienceSeconds: 300,
+        buyShare: 0.5,
+        seed: 7,
+        maxRealSeconds: 90,
+        // The Worker runs in workerd (Miniflare) on a redis-server started for the run.
+        runtime,
+      })
+      // The report stays in .tmp/ (ignored by git) for a look when this fails.
+      mkdirSync('.tmp/sim', { recursive: true })
+      writeFileSync(`.tmp/sim/ci-report-${runtime}.html`, renderReport(r))
+      expect(r.verdicts.filter((v) => !v.ok).map((v) => `${v.name}: ${v.measured} [${v.limit}]`)).toEqual([])
+      expect(r.ok).toBe(true)
+      expect(r.errors).toBe(0)
+      expect(r.booking.sold).toBe(r.booking.seats)
+      expect(r.samples.length).toBeGreaterThan(10)
+      const html = renderReport(r)
+      expect(html).toContain('All verdicts pass')
+      expect(html).toContain('Time compression <b>30x</b>')
+      expect(html).toContain(runtime === 'worker' ? 'Worker in workerd' : 'Node, embedded store')
+      expect((html.match(/<svg /g) ?? []).length).toBe(5)
     })
-    // The report stays in .tmp/ (ignored by git) for a look when this fails.
-    mkdirSync('.tmp/sim', { recursive: true })
-    writeFileSync('.tmp/sim/ci-report.html', renderReport(r))
-    expect(r.verdicts.filter((v) => !v.ok).map((v) => `${v.name}: ${v.measured} [${v.limit}]`)).toEqual([])
-    expect(r.ok).toBe(true)
-    expect(r.realSeconds).toBeLessThan(60)
-    expect(r.booking.sold).toBe(r.booking.seats)
-    expect(r.samples.length).toBeGreaterThan(10)
-    const html = renderReport(r)
-    expect(html).toContain('All verdicts pass')
-    expect(html).toContain('Time compression <b>30x</b>')
-    expect((html.match(/<svg /g) ?? []).length).toBe(5)
-  })
+  }
 })

@@ -42,6 +42,8 @@ export interface WorkerOptions {
   vars: Record<string, string | undefined>
   /** Worker-side address of the visitors' site, e.g. http://shop.test. */
   base?: string
+  /** The loopback port workerd listens on; a free one when unset. */
+  port?: number
 }
 
 export async function startWorker(o: WorkerOptions): Promise<WorkerInstance> {
@@ -56,7 +58,7 @@ export async function startWorker(o: WorkerOptions): Promise<WorkerInstance> {
     bindings,
     durableObjects: { STORE_RELAY: 'StoreRelay' },
     host: '127.0.0.1',
-    port: 0,
+    port: o.port ?? 0,
     cf: false,
   })
   const url = (await mf.ready).toString().replace(/\/$/, '')
