@@ -1,6 +1,5 @@
-// The waiting room over HTTP: what a visitor sees, when they get in, and what the origin receives.
-// Time is a manual clock shared by the edge and the store; nothing sleeps.
-import { createLocalJWKSet, jwtVerify } from 'jose'
+// The waiting room over HTTP on Node: what only a Node test can see (the edge's own store object,
+// a runtime that reports TLS), then the HTTP behaviour suite shared with the Worker.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Edge } from '../src/entry/build.js'
 import { createEdgeApp } from '../src/http/app.js'
