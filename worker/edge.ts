@@ -54,7 +54,7 @@ function storesFor(env: WorkerEnv, redisUrl: string): Stores {
   } else if (mode === 'per-call') {
     dispatch = perCallDispatch(redisUrl)
   } else {
-    bad('ANTEROOM_WORKER_REDIS', 'must be "relay" or "per-call"')
+    bad('ANTEROOM_WORKER_REDIS', 'must be "relay" or "per-call" when ANTEROOM_REDIS_URL is set')
   }
   return remoteStores(dispatch, { pollShards: shards })
 }
@@ -64,14 +64,17 @@ async function buildWorkerEdge(env: WorkerEnv, options: WorkerOptions): Promise<
   if (config.originUrl === undefined) bad('ANTEROOM_ORIGIN', 'must be set: the Worker forwards admitted visitors there')
   const now = () => options.clock?.now() ?? Date.now()
   let stores: Stores
+  const mode = env.ANTEROOM_WORKER_REDIS ?? 'relay'
   if (config.redisUrl !== undefined) {
     // Many isolates share one line: they must all sign and check with the same secrets.
     if (config.queueSecretGenerated) bad('ANTEROOM_QUEUE_SECRET', 'must be set (wrangler secret put) when Redis is shared')
     if (config.signingKeys === undefined) bad('ANTEROOM_SIGNING_KEYS', 'must be set (wrangler secret put) when Redis is shared')
     stores = storesFor(env, config.redisUrl)
-  } else {
-    // No Redis: the embedded store of this one isolate, for `wrangler dev` and trials only.
+  } else if (mode === 'embedded') {
+    // Asked for: the embedded store of this one isolate, for trials only (isolates do not share it).
     stores = { queue: new MemoryQueueStore(now), settings: new MemorySettingsStore(), audit: new MemoryAuditLog() }
+  } else {
+    bad('ANTEROOM_REDIS_URL', 'must be set (wrangler secret put), or ANTEROOM_WORKER_REDIS=embedded for a one-isolate trial')
   }
   const edge = await assembleEdge({
     config,
@@ -87,6 +90,7 @@ async function buildWorkerEdge(env: WorkerEnv, options: WorkerOptions): Promise<
   const sampleMs = config.historySampleSeconds * 1000
   let sampledAt = Number.NEGATIVE_INFINITY
   const sampleAll = async () => {
+    if (sampleMs === 0) return
     await Promise.all(edge.rooms.rooms().map((r) => stores.queue.recordSample(r.id, options.clock?.now()).catch(() => {})))
   }
   return {
@@ -103,11 +107,14 @@ async function buildWorkerEdge(env: WorkerEnv, options: WorkerOptions): Promise<
   }
 }
 
+/** The detail (which setting, never its value) goes to the log; visitors learn only that it is a configuration fault. */
 function configError(err: unknown): Response {
-  const message = isAnteroomError(err) ? err.message : 'The Worker could not start'
-  log('worker_start_failed', { message })
+  log('worker_start_failed', {
+    code: isAnteroomError(err) ? err.code : 'ERR_CONFIG',
+    message: isAnteroomError(err) ? err.message : `${err instanceof Error ? err.name : 'error'} while starting`,
+  })
   return Response.json(
-    { error: { code: isAnteroomError(err) ? err.code : 'ERR_CONFIG', message } },
+    { error: { code: 'ERR_CONFIG', message: 'The waiting room is not configured correctly; the operator can see why in the Worker log.' } },
     { status: 500, headers: { 'cache-control': 'no-store' } },
   )
 }

@@ -12,8 +12,13 @@ export interface RedisStores extends Stores {
   redis: Redis
 }
 
+/** Connection errors go to the Worker's log (the message only: it names host and port, never the password). */
+function logRedisError(err: Error): void {
+  console.log(JSON.stringify({ event: 'redis_error', message: err.message }))
+}
+
 export function redisStores(url: string): RedisStores {
-  const redis = connectRedis(url)
+  const redis = connectRedis(url, logRedisError)
   return { redis, queue: new RedisQueueStore(redis, LUA), settings: new RedisSettingsStore(redis, LUA), audit: new RedisAuditLog(redis) }
 }
 

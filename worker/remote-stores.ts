@@ -32,8 +32,9 @@ export type Outcome = { ok: true; value: unknown } | { ok: false; code: ErrorCod
 
 /** Runs a call against real stores; the far side of a Dispatch. */
 export async function runCall(stores: Stores, call: Call): Promise<Outcome> {
-  const allowed = REMOTE_METHODS[call.port] as readonly string[] | undefined
-  if (allowed === undefined || !allowed.includes(call.method)) {
+  // Own keys only: a port named "constructor" or "__proto__" must not reach Object.prototype.
+  const allowed: readonly string[] | undefined = Object.hasOwn(REMOTE_METHODS, call.port) ? REMOTE_METHODS[call.port] : undefined
+  if (allowed === undefined || typeof call.method !== 'string' || !allowed.includes(call.method)) {
     return { ok: false, code: 'ERR_BAD_REQUEST', message: `${String(call.port)}.${call.method} cannot be called remotely` }
   }
   const target = stores[call.port] as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>

@@ -22,6 +22,11 @@ interface Echo {
 
 /** Echoes the request; some paths add response headers the proxy must keep or drop. */
 const origin_handler: OriginHandler = (req, res, body) => {
+  if (req.url?.includes('no-content')) {
+    res.writeHead(204, { 'x-origin': 'kept' })
+    res.end()
+    return
+  }
   if (req.url?.includes('set-cookie')) res.setHeader('set-cookie', ['origin_a=1; Path=/', 'origin_b=2; Path=/'])
   res.setHeader('content-type', 'application/json')
   res.setHeader('connection', 'keep-alive, x-secret-hop')
@@ -417,6 +422,18 @@ export function edgeHttpContract(runtime: EdgeRuntime): void {
       expect(res.headers.get('x-origin')).toBe('kept')
     })
 
+    it('passes HEAD and 204 answers on without a body', async () => {
+      const { app } = await edgeWith([room({ id: 'shop', paths: ['/shop'] })])
+      const head = await new Visitor().request(app, '/about', { method: 'HEAD' })
+      expect(head.status).toBe(200)
+      expect(head.headers.get('x-origin')).toBe('kept')
+      expect(await head.text()).toBe('')
+      const empty = await new Visitor().request(app, '/no-content')
+      expect(empty.status).toBe(204)
+      expect(empty.headers.get('x-origin')).toBe('kept')
+      expect(await empty.text()).toBe('')
+    })
+
     it('answers 502 (HTML and JSON) when the origin refuses connections, and keeps serving', async () => {
       const { app } = await edgeWith([room({ id: 'shop', paths: ['/shop'] })], { originUrl: `http://127.0.0.1:${await freePort()}` })
       const page = await new Visitor().request(app, '/about')
@@ -449,7 +466,7 @@ export function edgeHttpContract(runtime: EdgeRuntime): void {
         { id: 'lenient', paths: ['/lenient'], totalActiveUsers: 1, newUsersPerMinute: 60, onStoreError: 'open' },
         { id: 'line', paths: ['/line'], totalActiveUsers: 1, newUsersPerMinute: 60, mode: 'paused' },
       ]
-      const { app, queue, clock } = await edgeWith(rooms, { redisUrl: redis.url })
+      const { app, clock } = await edgeWith(rooms, { redisUrl: redis.url })
       const admittedStrict = new Visitor()
       const queuedStrict = new Visitor()
       expect((await admittedStrict.request(app, '/strict/a')).status).toBe(200)
@@ -461,7 +478,8 @@ export function edgeHttpContract(runtime: EdgeRuntime): void {
       expect(await inLine.status(app, 'line')).toMatchObject({ state: 'paused', position: 2 })
 
       await redis.stop()
-      await waitFor(async () => !(await queue.ping()))
+      // The edge notices at once (no offline queue): its health check says so.
+      await waitFor(async () => (await app.request('http://shop.test/_anteroom/health')).status === 503)
       await clock.advance(5_000)
 
       const tokenBefore = queuedStrict.cookies.get('anteroom_q_strict')

@@ -30,6 +30,8 @@ export interface TestEdge {
   clock: TestClock
   /** The store the edge uses (the same Redis, seen from the test), for stats and ending sessions. */
   queue: QueueStore
+  /** Resolves when a settings reload that a request started has finished. */
+  settled(): Promise<void>
   close(): Promise<void>
 }
 
@@ -90,7 +92,13 @@ export const nodeRuntime: EdgeRuntime = {
       signingKeys: o.signingKeys,
       adminTokens: o.adminTokens,
     })
-    return { app: edge.app, clock: new NodeClock(manual), queue: edge.deps.queue, close: () => edge.close() }
+    return {
+      app: edge.app,
+      clock: new NodeClock(manual),
+      queue: edge.deps.queue,
+      settled: () => edge.deps.rooms.settled(),
+      close: () => edge.close(),
+    }
   },
 }
 
@@ -122,6 +130,8 @@ export function workerRuntime(redisUrl: () => string): EdgeRuntime {
         app: { request: (u, init) => worker.mf.dispatchFetch(u, init as never) as unknown as Promise<Response> },
         clock,
         queue: new RedisQueueStore(redis, luaFromFiles()),
+        // The Worker waits for its reload inside the request (ctx.waitUntil); nothing is left to wait for.
+        settled: async () => {},
         async close() {
           redis.disconnect()
           await worker.close()

@@ -1,12 +1,22 @@
 // Runs the edge Worker in workerd through the Miniflare API, for tests and the bench: the bundle is the
 // one wrangler builds for a deploy (wrangler deploy --dry-run), so the tests see what Cloudflare would run.
 import { spawn } from 'node:child_process'
-import { readdirSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import type { Readable } from 'node:stream'
 import { Miniflare } from 'miniflare'
 import type { Clock } from '../../src/ports/clock.js'
 
 const ROOT = resolve(import.meta.dirname, '../..')
+
+/** The runtime settings of wrangler.toml, so that tests run what a deploy would. */
+const WRANGLER = (() => {
+  const toml = readFileSync(join(ROOT, 'wrangler.toml'), 'utf8')
+  const date = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1]
+  const flags = /^compatibility_flags\s*=\s*\[([^\]]*)\]/m.exec(toml)?.[1]
+  if (date === undefined || flags === undefined) throw new Error('wrangler.toml: compatibility_date or compatibility_flags not found')
+  return { compatibilityDate: date, compatibilityFlags: [...flags.matchAll(/"([^"]+)"/g)].map((m) => m[1] as string) }
+})()
 
 /** Bundles a Worker entry with wrangler.toml's rules (or another config's) into outdir; answers the entry file. */
 export async function buildWorker(entry: string, outdir: string, config = 'wrangler.toml'): Promise<string> {
@@ -34,6 +44,8 @@ export interface WorkerInstance {
   mf: Miniflare
   /** A fetch into the Worker with any Host (the listener's address is only the socket). */
   request(path: string, init?: RequestInit): Promise<Response>
+  /** What the Worker wrote to stdout and stderr (its log), the last 64 KB. */
+  output(): string
   close(): Promise<void>
 }
 
@@ -47,19 +59,27 @@ export interface WorkerOptions {
 }
 
 export async function startWorker(o: WorkerOptions): Promise<WorkerInstance> {
+  let output = ''
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-65_536)
+  }
   const bindings: Record<string, string> = {}
   for (const [k, v] of Object.entries(o.vars)) if (v !== undefined) bindings[k] = v
   const mf = new Miniflare({
     scriptPath: o.script,
     modules: true,
     modulesRules: [{ type: 'Text', include: ['**/*.lua', '**/*.html', '**/*.css', '**/*-app.js'] }],
-    compatibilityDate: '2026-04-01',
-    compatibilityFlags: ['nodejs_compat'],
+    compatibilityDate: WRANGLER.compatibilityDate,
+    compatibilityFlags: WRANGLER.compatibilityFlags,
     bindings,
     durableObjects: { STORE_RELAY: 'StoreRelay' },
     host: '127.0.0.1',
     port: o.port ?? 0,
     cf: false,
+    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
+      stdout.on('data', keep)
+      stderr.on('data', keep)
+    },
   })
   const url = (await mf.ready).toString().replace(/\/$/, '')
   const base = o.base ?? 'http://shop.test'
@@ -67,6 +87,7 @@ export async function startWorker(o: WorkerOptions): Promise<WorkerInstance> {
     url,
     mf,
     request: (path, init) => mf.dispatchFetch(`${base}${path}`, init as never) as unknown as Promise<Response>,
+    output: () => output,
     close: () => mf.dispose(),
   }
 }

@@ -5,7 +5,7 @@ import type { ForwardRequest, Origin, OriginResponse } from '../../ports/origin.
 export interface FetchOriginOptions {
   /** Origin base URL, e.g. https://booking.example. Requests go here and nowhere else. */
   url: string
-  /** How long to wait for response headers, ms. */
+  /** How long to wait for response headers, ms. Once they came, the body streams without a time limit. */
   headersTimeout?: number
   /** The runtime's fetch (tests may hand in another). */
   fetch?: typeof fetch
@@ -55,7 +55,10 @@ export class FetchOrigin implements Origin {
     })
     const cookies = res.headers.getSetCookie()
     if (cookies.length > 0) out['set-cookie'] = cookies
-    return { status: res.status, headers: out, body: res.body }
+    // These carry no body, whatever the origin sent; a Response with one would throw.
+    const bodyless = request.method === 'HEAD' || res.status === 204 || res.status === 304
+    if (bodyless) await res.body?.cancel()
+    return { status: res.status, headers: out, body: bodyless ? null : res.body }
   }
 
   async close(): Promise<void> {}

@@ -16,18 +16,25 @@ export function connectRedis(url: string, onError: (err: Error) => void = () => 
   return redis
 }
 
-/** Resolves true once the client is connected, false after `ms` without a connection. */
-export async function whenReady(redis: Redis, ms: number): Promise<boolean> {
+/**
+ * Resolves true once the client is connected, false after `ms` without a connection, or at the first
+ * connection error when `failOnError` is set.
+ */
+export async function whenReady(redis: Redis, ms: number, failOnError = false): Promise<boolean> {
   if (redis.status === 'ready') return true
   return new Promise<boolean>((resolve) => {
-    const timer = setTimeout(() => {
-      redis.off('ready', onReady)
-      resolve(false)
-    }, ms)
-    const onReady = () => {
+    const done = (ok: boolean) => {
       clearTimeout(timer)
-      resolve(true)
+      redis.off('ready', onReady)
+      redis.off('error', onError)
+      resolve(ok)
     }
-    redis.once('ready', onReady)
+    const timer = setTimeout(() => done(false), ms)
+    const onReady = () => done(true)
+    const onError = () => {
+      if (failOnError) done(false)
+    }
+    redis.on('ready', onReady)
+    redis.on('error', onError)
   })
 }

@@ -1,6 +1,6 @@
 // The Lua scripts, run by SHA with a fallback to EVAL only when Redis answers NOSCRIPT.
 // The sources are handed in by the runtime: Node reads ./lua from disk (lua-files.ts), the Worker
-// bundles the same files as text (worker/lua.ts).
+// bundles the same files as text (worker/bundled.ts).
 import { createHash } from 'node:crypto'
 import type { Cluster, Redis } from 'ioredis'
 
