@@ -5,7 +5,7 @@ import type { Edge } from '../src/entry/build.js'
 import { createEdgeApp } from '../src/http/app.js'
 import { ManualClock } from '../src/ports/clock.js'
 import type { QueueStore } from '../src/ports/queue-store.js'
-import { edgeHttpContract } from './contract/edge-http.js'
+import { edgeHttpContract, room } from './contract/edge-http.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
 import { nodeRuntime } from './support/runtimes.js'
@@ -28,16 +28,6 @@ async function edgeWith(rooms: Record<string, unknown>[], clock = new ManualCloc
   edges.push(edge)
   return { edge, app: edge.app, clock }
 }
-
-const room = (over: Record<string, unknown> = {}) => ({
-  id: 'sale',
-  paths: ['/tickets'],
-  totalActiveUsers: 2,
-  newUsersPerMinute: 60,
-  sessionDurationSeconds: 120,
-  refreshSeconds: 20,
-  ...over,
-})
 
 /** Counts store calls, to show which paths touch the store. */
 function countCalls(store: QueueStore) {

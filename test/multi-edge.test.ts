@@ -1,5 +1,7 @@
-// Two edge instances over one real Redis, one clock: limits hold exactly, admission is work-conserving
-// and strictly FIFO, and a settings change reaches every edge within a second.
+// Two edge instances over one real Redis, one clock: two Node edges, and a Node edge beside a Worker
+// edge in workerd. Limits hold exactly, admission is work-conserving and strictly FIFO across them,
+// tokens of one are honoured by the other, and a settings change reaches every edge within a second.
+import { createLocalJWKSet, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { luaFromFiles } from '../src/adapters/redis/lua-files.js'
 import { RedisSettingsStore } from '../src/adapters/redis/settings-store.js'
@@ -7,19 +9,22 @@ import { generateSigningJwk } from '../src/core/admission-token.js'
 import { parseRoomSettings } from '../src/core/settings.js'
 import type { Edge } from '../src/entry/build.js'
 import { ManualClock } from '../src/ports/clock.js'
+import { runSteppedSale } from './support/admission-model.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
+import { type EdgeRuntime, nodeRuntime, sharedClock, T0, type TestEdge, workerRuntime } from './support/runtimes.js'
 import { Visitor } from './support/visitor.js'
 
-const T0 = 1_800_000_000_000
 let origin: OriginServer
 const built: Edge[] = []
+const pairs: TestEdge[] = []
 
 beforeAll(async () => {
   origin = await startOrigin()
 })
 afterAll(async () => {
   for (const e of built) await e.close()
+  for (const e of pairs) await e.close()
   await origin.close()
 })
 
@@ -32,76 +37,77 @@ async function twoEdges(room: Record<string, unknown>) {
   return { clock, edges }
 }
 
+/** Two edges of the given runtimes over one Redis database, with one clock and one set of secrets. */
+async function pairOf(a: EdgeRuntime, b: EdgeRuntime, room: Record<string, unknown>, db: number) {
+  const redisUrl = `${inject('redisUrl')}/${db}`
+  const signingKeys = [await generateSigningJwk(`pair-${db}`)]
+  const edges = [
+    await a.start({ rooms: [room], originUrl: origin.url, redisUrl, signingKeys }),
+    await b.start({ rooms: [room], originUrl: origin.url, redisUrl, signingKeys }),
+  ]
+  pairs.push(...edges)
+  const clock = sharedClock(edges.map((e) => e.clock))
+  await clock.set(T0)
+  return { edges, clock }
+}
+
+const worker = workerRuntime(() => inject('redisUrl'))
+
 describe('two edges, one Redis', () => {
-  it('admits exactly what the limits allow, in arrival order, across edges', async () => {
-    const id = `multi-${Date.now().toString(36)}`
-    const cap = 20
-    const perMinute = 48 // 8 per 10 s
-    const sessionSeconds = 30
-    const { clock, edges } = await twoEdges({
-      id,
-      paths: ['/'],
-      totalActiveUsers: cap,
-      newUsersPerMinute: perMinute,
-      sessionDurationSeconds: sessionSeconds,
-      refreshSeconds: 5,
-    })
-    const pick = () => (edges[Math.floor(Math.random() * edges.length)] ?? edges[0]!).app
-    const store = edges[0]!.deps.queue
-    const n = 160
-    const visitors = Array.from({ length: n }, () => new Visitor())
-    const admittedAt = new Map<number, number>()
-    const grants: number[] = []
-    let capBound = 0
-    let rateBound = 0
-    // Arrivals 10 ms apart, through either edge; the first few get straight in.
-    for (const [i, v] of visitors.entries()) {
-      clock.advance(10)
-      if ((await v.status(pick(), id)).state === 'admitted') {
-        admittedAt.set(i, clock.now())
-        grants.push(clock.now())
-      }
-    }
-    expect(admittedAt.size).toBe(Math.ceil(perMinute / 6))
-    const stayFor = 12_000
-    for (let step = 0; step < 240; step++) {
-      clock.advance(1000)
-      const now = clock.now()
-      const before = await store.stats(id, now)
-      const c60 = grants.filter((t) => t > now - 60_000).length
-      const c10 = grants.filter((t) => t > now - 10_000).length
-      const rateBudget = Math.min(perMinute - c60, Math.ceil(perMinute / 6) - c10)
-      const allowed = Math.max(0, Math.min(cap - before.active, rateBudget, before.waiting))
-      if (before.waiting > 0 && cap - before.active < rateBudget) capBound++
-      if (before.waiting > 0 && rateBudget < cap - before.active) rateBound++
-      // Everybody still waiting polls at once, each through a random edge; admitted visitors browse
-      // for a while and then leave without a word.
-      await Promise.all(
-        visitors.map(async (v, i) => {
-          const since = admittedAt.get(i)
-          if (since === undefined) {
-            const s = await v.status(pick(), id)
-            if (s.state === 'admitted') admittedAt.set(i, now)
-          } else if (now - since < stayFor) {
-            const res = await v.request(pick(), '/shop')
-            expect(res.status).toBe(200)
-          }
-        }),
+  for (const [a, b, db] of [
+    [nodeRuntime, nodeRuntime, 990],
+    [nodeRuntime, worker, 991],
+  ] as const) {
+    it(`admits exactly what the limits allow, in arrival order, across a ${a.name} edge and a ${b.name} edge`, async () => {
+      const id = 'multi'
+      const cap = 12
+      const perMinute = 30 // 5 per 10 s
+      const { clock, edges } = await pairOf(
+        a,
+        b,
+        { id, paths: ['/'], totalActiveUsers: cap, newUsersPerMinute: perMinute, sessionDurationSeconds: 30, refreshSeconds: 5 },
+        db,
       )
-      const after = await store.stats(id, now)
-      const granted = before.waiting - after.waiting
-      expect(granted, `step ${step}`).toBe(allowed)
-      expect(after.active).toBeLessThanOrEqual(cap)
-      for (let g = 0; g < granted; g++) grants.push(now)
-      // FIFO: the admitted are always exactly the first k arrivals.
-      const admitted = [...admittedAt.keys()].sort((a, b) => a - b)
-      expect(admitted).toEqual([...Array(admitted.length).keys()])
-      if (admittedAt.size === n) break
-    }
-    expect(admittedAt.size).toBe(n)
-    // Both limits bound at some point, so the run exercised each of them.
-    expect(capBound).toBeGreaterThan(0)
-    expect(rateBound).toBeGreaterThan(0)
+      // Every request goes through either edge at random: one line, whichever edge a visitor reaches.
+      const pick = () => (edges[Math.floor(Math.random() * edges.length)] ?? edges[0]!).app
+      await runSteppedSale({
+        room: id,
+        totalActiveUsers: cap,
+        newUsersPerMinute: perMinute,
+        visitors: 80,
+        clock,
+        store: edges[0]!.queue,
+        pick,
+      })
+    })
+  }
+
+  it("a Node edge and a Worker edge honour each other's tokens; admission verifies through either JWKS", async () => {
+    const { edges, clock } = await pairOf(
+      nodeRuntime,
+      worker,
+      { id: 'swap', paths: ['/swap'], totalActiveUsers: 1, newUsersPerMinute: 60 },
+      992,
+    )
+    const [node, work] = edges as [TestEdge, TestEdge]
+    const first = new Visitor()
+    expect(await first.status(work.app, 'swap')).toMatchObject({ state: 'admitted' })
+    const second = new Visitor()
+    const third = new Visitor()
+    expect(await second.status(work.app, 'swap')).toMatchObject({ position: 1 })
+    expect(await third.status(node.app, 'swap')).toMatchObject({ position: 2 })
+    // The Worker's queue token, shown to Node, and Node's, shown to the Worker: same places.
+    expect(await second.status(node.app, 'swap')).toMatchObject({ position: 1, waiting: 2 })
+    expect(await third.status(work.app, 'swap')).toMatchObject({ position: 2, waiting: 2 })
+    // The Worker's admission cookie works on Node without a store call, and the token it forwards
+    // verifies with Node's JWKS.
+    const seen = (await (await first.request(node.app, '/swap/page')).json()) as { headers: Record<string, string> }
+    const jwks = createLocalJWKSet((await (await node.app.request('http://shop.test/.well-known/jwks.json')).json()) as never)
+    const { payload } = await jwtVerify(seen.headers['anteroom-admission'] as string, jwks, {
+      algorithms: ['ES256'],
+      currentDate: new Date(clock.now()),
+    })
+    expect(payload.room).toBe('swap')
   })
 
   it('a settings change reaches the other edge within a second, with no restart', async () => {

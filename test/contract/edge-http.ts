@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto'
 import { createLocalJWKSet, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateSigningJwk } from '../../src/core/admission-token.js'
+import { runSteppedSale } from '../support/admission-model.js'
 import { type OriginHandler, type OriginServer, startOrigin } from '../support/origin-server.js'
 import { freePort, type RedisServer, startRedis } from '../support/redis-server.js'
 import type { EdgeRuntime, StartOptions, TestEdge } from '../support/runtimes.js'
@@ -43,7 +44,8 @@ const origin_handler: OriginHandler = (req, res, body) => {
   )
 }
 
-const room = (over: Record<string, unknown> = {}) => ({
+/** The rooms these tests use: two active, 60 a minute, on /tickets. */
+export const room = (over: Record<string, unknown> = {}) => ({
   id: 'sale',
   paths: ['/tickets'],
   totalActiveUsers: 2,
@@ -225,53 +227,15 @@ export function edgeHttpContract(runtime: EdgeRuntime): void {
           refreshSeconds: 5,
         }),
       ])
-      const n = 40
-      const visitors = Array.from({ length: n }, () => new Visitor())
-      const admittedAt = new Map<number, number>()
-      const grants: number[] = []
-      let capBound = 0
-      let rateBound = 0
-      for (const [i, v] of visitors.entries()) {
-        await clock.advance(10)
-        if ((await v.status(app, 'rate')).state === 'admitted') {
-          admittedAt.set(i, clock.now())
-          grants.push(clock.now())
-        }
-      }
-      expect(admittedAt.size).toBe(Math.ceil(perMinute / 6))
-      const stayFor = 12_000
-      for (let step = 0; step < 300 && admittedAt.size < n; step++) {
-        await clock.advance(1000)
-        const now = clock.now()
-        const before = await queue.stats('rate', now)
-        const c60 = grants.filter((t) => t > now - 60_000).length
-        const c10 = grants.filter((t) => t > now - 10_000).length
-        const rateBudget = Math.min(perMinute - c60, Math.ceil(perMinute / 6) - c10)
-        const allowed = Math.max(0, Math.min(cap - before.active, rateBudget, before.waiting))
-        if (before.waiting > 0 && cap - before.active < rateBudget) capBound++
-        if (before.waiting > 0 && rateBudget < cap - before.active) rateBound++
-        // Everybody waiting polls at once; admitted visitors browse for a while, then leave silently.
-        await Promise.all(
-          visitors.map(async (v, i) => {
-            const since = admittedAt.get(i)
-            if (since === undefined) {
-              if ((await v.status(app, 'rate')).state === 'admitted') admittedAt.set(i, now)
-            } else if (now - since < stayFor) {
-              expect((await v.request(app, '/shop')).status).toBe(200)
-            }
-          }),
-        )
-        const after = await queue.stats('rate', now)
-        const granted = before.waiting - after.waiting
-        expect(granted, `step ${step}`).toBe(allowed)
-        expect(after.active).toBeLessThanOrEqual(cap)
-        for (let g = 0; g < granted; g++) grants.push(now)
-        const admitted = [...admittedAt.keys()].sort((a, b) => a - b)
-        expect(admitted).toEqual([...Array(admitted.length).keys()])
-      }
-      expect(admittedAt.size).toBe(n)
-      expect(capBound).toBeGreaterThan(0)
-      expect(rateBound).toBeGreaterThan(0)
+      await runSteppedSale({
+        room: 'rate',
+        totalActiveUsers: cap,
+        newUsersPerMinute: perMinute,
+        visitors: 40,
+        clock,
+        store: queue,
+        pick: () => app,
+      })
     })
   })
 
