@@ -1,18 +1,20 @@
 // The queue page in a real browser: Debian's headless Chromium, driven by playwright-core, against the
 // real edge on @hono/node-server in front of a real origin on loopback. The edge and its embedded store
 // run on a manual clock, so the test decides who gets in; the only waiting is for the page's own polls.
+// The page's polling is also run against the Worker edge in workerd.
 // It also writes the screenshots in docs/ (a phone and a desktop), overwriting them on each run.
 import { mkdir } from 'node:fs/promises'
 import type { Server } from 'node:http'
 import { serve } from '@hono/node-server'
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import type { Edge } from '../src/entry/build.js'
 import { ManualClock } from '../src/ports/clock.js'
 import { launchChromium } from './support/browser.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
 import { freePort } from './support/redis-server.js'
+import { type RequestTarget, workerRuntime } from './support/runtimes.js'
 import { Visitor } from './support/visitor.js'
 
 const T0 = 1_800_000_000_000
@@ -171,6 +173,66 @@ async function contrast(page: Page, selector: string): Promise<number> {
     })
 }
 
+const POLL_ROOM = room({ id: 'sale', paths: ['/tickets'], totalActiveUsers: 1, refreshSeconds: 2 })
+
+/**
+ * One slot: A holds it, B waits first, the browser waits second. The page must poll in place, move up
+ * when A's session runs out, and let itself in when B leaves. Runs against any edge reachable at `base`.
+ */
+async function pollsQuietly(o: {
+  base: string
+  app: RequestTarget
+  advance(ms: number): Promise<void>
+  endSession(visitor: string): Promise<boolean>
+}) {
+  const crowd = [new Visitor(), new Visitor()]
+  for (const v of crowd) await v.request(o.app, '/tickets')
+  // The visitor id is the third field of the queue token: q1.room.visitor.arrival.expires.mac.
+  const bVisitor = crowd[1]?.cookies.get('anteroom_q_sale')?.split('.')[2]
+  expect(bVisitor).toBeTruthy()
+
+  const context = await browser.newContext(PHONE)
+  const page = await context.newPage()
+  const seen = watch(page)
+  await recordCspViolations(page)
+  const res = await page.goto(`${o.base}/tickets/show/7`)
+  // The first response cannot know that the browser runs scripts, so it carries Refresh...
+  expect(res?.headers().refresh).toBe('2')
+  expect(await text(page, '#position')).toBe('2')
+  expect(await text(page, '#ahead')).toBe('1')
+  expect(await text(page, '#eta')).toBe('about 2 minutes')
+  await expect.poll(async () => (await context.cookies()).some((c) => c.name === 'anteroom_js' && c.value === '1'), PAGE_WAIT).toBe(true)
+  // ...which reloads the page once; from then on the page is served without it and the script polls.
+  await expect.poll(() => seen.navigations, PAGE_WAIT).toBe(2)
+  expect(seen.documents.map((d) => d.refresh)).toEqual(['2', undefined])
+  expect(await text(page, '#position')).toBe('2')
+  const pollsBefore = seen.polls
+  await expect.poll(() => seen.polls, PAGE_WAIT).toBeGreaterThan(pollsBefore + 1)
+  expect(await text(page, '#position')).toBe('2')
+  expect(seen.navigations).toBe(2)
+
+  // A's session runs out: the next poll lets B in and the browser moves up, in place.
+  await o.advance(601_000)
+  await expect.poll(() => text(page, '#position'), PAGE_WAIT).toBe('1')
+  expect(await text(page, '#ahead')).toBe('0')
+  expect(await text(page, '#waiting')).toBe('1')
+  const progress = page.locator('#progress')
+  expect(await progress.evaluate((p) => [(p as HTMLProgressElement).value, (p as HTMLProgressElement).max])).toEqual([1, 1])
+  expect(seen.navigations).toBe(2)
+  expect(await page.title()).toBe('You are in line')
+
+  // B leaves: the next poll admits the browser, which reloads itself into the shop.
+  const before = origin.requests.filter((r) => r.url === '/tickets/show/7').length
+  expect(await o.endSession(bVisitor as string)).toBe(true)
+  await expect.poll(() => seen.navigations, PAGE_WAIT).toBe(3)
+  await expect.poll(() => page.locator('h1').textContent(), PAGE_WAIT).toBe('Welcome to the ticket shop')
+  expect(new URL(page.url()).pathname).toBe('/tickets/show/7')
+  expect((await context.cookies()).some((c) => c.name === 'anteroom_a_sale')).toBe(true)
+  expect(origin.requests.filter((r) => r.url === '/tickets/show/7')).toHaveLength(before + 1)
+  expect(seen.problems).toEqual([])
+  await context.close()
+}
+
 describe('the queue page in headless Chromium', () => {
   // A busy sale: 10 people inside, 1,233 waiting, so the browser is number 1,234. A 30-second refresh
   // keeps the page still while it is inspected.
@@ -282,51 +344,24 @@ describe('the queue page in headless Chromium', () => {
   })
 
   it('polls quietly: the place moves without a page load, and the page lets itself in when its turn comes', async () => {
-    // One slot: A holds it, B waits first, the browser waits second.
-    const { edge, clock, base } = await serveEdge([room({ id: 'sale', paths: ['/tickets'], totalActiveUsers: 1, refreshSeconds: 2 })])
-    const [, b] = (await crowd(edge, '/tickets', 1, 1)) as [Visitor, Visitor]
-    const bTicket = await edge.deps.queueTokens.verify(b.cookies.get('anteroom_q_sale'), 'sale', clock.now())
-    expect(bTicket).toBeDefined()
+    const { edge, clock, base } = await serveEdge([POLL_ROOM])
+    await pollsQuietly({
+      base,
+      app: edge.app,
+      advance: async (ms) => clock.advance(ms),
+      endSession: (visitor) => edge.deps.queue.endSession('sale', visitor),
+    })
+  })
 
-    const context = await browser.newContext(PHONE)
-    const page = await context.newPage()
-    const seen = watch(page)
-    await recordCspViolations(page)
-    const res = await page.goto(`${base}/tickets/show/7`)
-    // The first response cannot know that the browser runs scripts, so it carries Refresh...
-    expect(res?.headers().refresh).toBe('2')
-    expect(await text(page, '#position')).toBe('2')
-    expect(await text(page, '#ahead')).toBe('1')
-    expect(await text(page, '#eta')).toBe('about 2 minutes')
-    await expect.poll(async () => (await context.cookies()).some((c) => c.name === 'anteroom_js' && c.value === '1'), PAGE_WAIT).toBe(true)
-    // ...which reloads the page once; from then on the page is served without it and the script polls.
-    await expect.poll(() => seen.navigations, PAGE_WAIT).toBe(2)
-    expect(seen.documents.map((d) => d.refresh)).toEqual(['2', undefined])
-    expect(await text(page, '#position')).toBe('2')
-    const pollsBefore = seen.polls
-    await expect.poll(() => seen.polls, PAGE_WAIT).toBeGreaterThan(pollsBefore + 1)
-    expect(await text(page, '#position')).toBe('2')
-    expect(seen.navigations).toBe(2)
-
-    // A's session runs out: the next poll lets B in and the browser moves up, in place.
-    clock.advance(601_000)
-    await expect.poll(() => text(page, '#position'), PAGE_WAIT).toBe('1')
-    expect(await text(page, '#ahead')).toBe('0')
-    expect(await text(page, '#waiting')).toBe('1')
-    const progress = page.locator('#progress')
-    expect(await progress.evaluate((p) => [(p as HTMLProgressElement).value, (p as HTMLProgressElement).max])).toEqual([1, 1])
-    expect(seen.navigations).toBe(2)
-    expect(await page.title()).toBe('You are in line')
-
-    // B leaves: the next poll admits the browser, which reloads itself into the shop.
-    expect(await edge.deps.queue.endSession('sale', (bTicket as { visitor: string }).visitor)).toBe(true)
-    await expect.poll(() => seen.navigations, PAGE_WAIT).toBe(3)
-    await expect.poll(() => page.locator('h1').textContent(), PAGE_WAIT).toBe('Welcome to the ticket shop')
-    expect(new URL(page.url()).pathname).toBe('/tickets/show/7')
-    expect((await context.cookies()).some((c) => c.name === 'anteroom_a_sale')).toBe(true)
-    expect(origin.requests.filter((r) => r.url === '/tickets/show/7')).toHaveLength(1)
-    expect(seen.problems).toEqual([])
-    await context.close()
+  it('does the same on the Worker edge in workerd (Miniflare), over Redis', async () => {
+    const worker = await workerRuntime(() => inject('redisUrl')).start({ rooms: [POLL_ROOM], originUrl: origin.url })
+    closers.push(() => worker.close())
+    await pollsQuietly({
+      base: worker.url as string,
+      app: worker.app,
+      advance: (ms) => worker.clock.advance(ms),
+      endSession: (visitor) => worker.queue.endSession('sale', visitor, worker.clock.now()),
+    })
   })
 
   it('works without JavaScript: the Refresh header and a noscript meta refresh move the page along', async () => {

@@ -27,6 +27,8 @@ export interface TestClock {
 
 export interface TestEdge {
   app: RequestTarget
+  /** Where a browser can reach the edge over HTTP (the Worker's workerd listener; unset on Node, which runs in-process). */
+  url?: string
   clock: TestClock
   /** The store the edge uses (the same Redis, seen from the test), for stats and ending sessions. */
   queue: QueueStore
@@ -128,6 +130,7 @@ export function workerRuntime(redisUrl: () => string): EdgeRuntime {
       redis.on('error', () => {})
       return {
         app: { request: (u, init) => worker.mf.dispatchFetch(u, init as never) as unknown as Promise<Response> },
+        url: worker.url,
         clock,
         queue: new RedisQueueStore(redis, luaFromFiles()),
         // The Worker waits for its reload inside the request (ctx.waitUntil); nothing is left to wait for.
