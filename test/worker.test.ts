@@ -80,6 +80,32 @@ describe('the Worker itself', () => {
     expect(await absurd.json()).toMatchObject({ error: { field: 'newUsersPerMinute' } })
     const audit = await worker.app.request('http://shop.test/_anteroom/api/audit', { headers: adminHeaders })
     expect(((await audit.json()) as { entries: { who: string; action: string }[] }).entries[0]).toMatchObject({ who: 'ops' })
+    // The UI's way in: a session cookie (HttpOnly, SameSite=Strict) and a CSRF token for every change.
+    const login = await worker.app.request('http://shop.test/_anteroom/admin/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token: 't'.repeat(32) }),
+    })
+    expect(login.status).toBe(200)
+    const session = login.headers.get('set-cookie') as string
+    expect(session).toMatch(/HttpOnly/)
+    expect(session).toMatch(/SameSite=Strict/)
+    const { csrf } = (await login.json()) as { csrf: string }
+    const cookie = session.split(';')[0] as string
+    const resume = (headers: Record<string, string>) =>
+      worker.app.request('http://shop.test/_anteroom/api/rooms/sale/resume', { method: 'POST', headers: { cookie, ...headers } })
+    expect((await resume({})).status).toBe(403)
+    expect((await resume({ 'x-csrf-token': csrf })).status).toBe(200)
+    expect(
+      (await (await worker.app.request('http://shop.test/_anteroom/api/rooms/sale', { headers: adminHeaders })).json()) as unknown,
+    ).toMatchObject({
+      settings: { mode: 'fifo' },
+    })
+    const pause = await worker.app.request('http://shop.test/_anteroom/api/rooms/sale/pause', {
+      method: 'POST',
+      headers: { cookie, 'x-csrf-token': csrf },
+    })
+    expect(pause.status).toBe(200)
     // The Node edge reloads its rooms within a second of its clock and then holds the line.
     await node.clock.advance(1_000)
     // The first request after a second starts the reload; the next one is served from it.
