@@ -1,5 +1,6 @@
 // The what-if model: a deterministic discrete-time model of the edge's FIFO admission, to predict queue
-// length and waits before a sale. One step per second of sale time. Each step, as poll-7.lua does:
+// length and waits before a sale. One step per second of sale time by default (finer with stepSeconds,
+// for a compressed run in real time). Each step, as poll-7.lua does:
 // sessions that ran out free their slots; then the head of the line is admitted, as many as
 //   min(totalActiveUsers - active, newUsersPerMinute - admitted in (t-60, t], ceil(n/6) - admitted in (t-10, t])
 // allow. Arrivals are fluid (fractions of visitors are fine). A share of each arrival cohort gives up
@@ -34,6 +35,13 @@ export interface PredictInput {
   horizonSeconds?: number
   /** Width of the arrival bins of waitByArrivalMinute, seconds (60: minutes). */
   binSeconds?: number
+  /** Length of one model step, seconds (1). A compressed run's real-time limits want finer steps (0.1). */
+  stepSeconds?: number
+  /**
+   * A granted visitor sees the admission at their next poll: waits then include a delay spread evenly
+   * over [0, pickupSeconds) (the refresh interval). 0: waits end at the grant.
+   */
+  pickupSeconds?: number
 }
 
 export interface Prediction {
@@ -81,71 +89,120 @@ interface Cohort {
 
 export function predict(input: PredictInput): Prediction {
   const { limits } = input
-  const arrivals = arrivalsPerSecond(input.visitors, input.curve)
-  const horizon = input.horizonSeconds ?? 6 * 3600
+  const perSecond = arrivalsPerSecond(input.visitors, input.curve)
+  // Time runs in ticks of stepSeconds; every window, duration and output is converted from seconds.
+  const k = Math.max(1, Math.round(1 / (input.stepSeconds ?? 1)))
+  const ticks = (seconds: number) => Math.round(seconds * k)
+  const horizon = ticks(input.horizonSeconds ?? 6 * 3600)
+  const arrivalTicks = perSecond.length * k
   const n = limits.newUsersPerMinute
   const per10 = Math.ceil(n / 6)
+  const window60 = ticks(60)
+  const window10 = ticks(10)
+  const sessionTicks = ticks(limits.sessionDurationSeconds)
+  const patienceTicks = ticks(input.patienceSeconds)
+  const quitAfterTicks = ticks(input.patienceSeconds + limits.abandonAfterSeconds)
   const EPS = 1e-9
-  const line: Cohort[] = []
-  const sessionsEnding = new Map<number, number>() // second -> slots freed then
+  // Every cohort in arrival order: `head` is the front of the line, `dropped` the next whose givers-up are still in it.
+  const cohorts: Cohort[] = []
+  let head = 0
+  let dropped = 0
+  let queued = 0
+  const sessionsEnding = new Map<number, number>() // tick -> slots freed then
   let active = 0
-  const admittedAt: number[] = []
+  const admittedAt: number[] = [] // per tick
+  // Granted in the window's earlier ticks: (t - 60 s, t) and (t - 10 s, t).
+  let inMinute = 0
+  let in10 = 0
+  let grantedThisSecond = 0
   const queue: number[] = []
   const activeOut: number[] = []
+  const admittedOut: number[] = []
   const waits: { wait: number; count: number; minute: number }[] = []
   let drainedAt: number | undefined
   let patientLeft = input.visitors * (1 - input.abandonShare)
-  const quitAfter = input.patienceSeconds + limits.abandonAfterSeconds
   const bin = input.binSeconds ?? 60
+  const pickup = input.pickupSeconds ?? 0
+  const PICKUP_PARTS = pickup > 0 ? 10 : 1
+  /** Records `count` visitors granted after `wait` seconds, each seen at their next poll. */
+  const recordWait = (wait: number, count: number, minute: number) => {
+    for (let j = 0; j < PICKUP_PARTS; j++) {
+      waits.push({ wait: wait + (pickup * (j + 0.5)) / PICKUP_PARTS, count: count / PICKUP_PARTS, minute })
+    }
+  }
   for (let t = 0; t < horizon; t++) {
-    const a = arrivals[t] ?? 0
-    if (a > 0) line.push({ arrivedAt: t, patient: a * (1 - input.abandonShare), quitters: a * input.abandonShare })
+    const second = Math.floor(t / k)
+    // Arrivals: a second's share spread over its ticks (an opening arrives all at once).
+    const a = input.curve.kind === 'opening' ? (t === 0 ? (perSecond[0] ?? 0) : 0) : t < arrivalTicks ? (perSecond[second] ?? 0) / k : 0
+    if (a > 0) {
+      cohorts.push({ arrivedAt: t, patient: a * (1 - input.abandonShare), quitters: a * input.abandonShare })
+      queued += a
+    }
     active -= sessionsEnding.get(t) ?? 0
     sessionsEnding.delete(t)
     // Givers-up are dropped abandonAfter after their last poll.
-    for (const c of line) if (t - c.arrivedAt >= quitAfter) c.quitters = 0
-    let inMinute = 0
-    let in10 = 0
-    for (let k = Math.max(0, t - 59); k < t; k++) inMinute += admittedAt[k] ?? 0
-    for (let k = Math.max(0, t - 9); k < t; k++) in10 += admittedAt[k] ?? 0
+    while (dropped < cohorts.length && t - cohorts[dropped]!.arrivedAt >= quitAfterTicks) {
+      queued -= cohorts[dropped]!.quitters
+      cohorts[dropped]!.quitters = 0
+      dropped++
+    }
+    if (t > 0) {
+      inMinute += admittedAt[t - 1] ?? 0
+      in10 += admittedAt[t - 1] ?? 0
+      if (t - window60 >= 0) inMinute -= admittedAt[t - window60] ?? 0
+      if (t - window10 >= 0) in10 -= admittedAt[t - window10] ?? 0
+    }
     let budget = Math.max(0, Math.min(limits.totalActiveUsers - active, n - inMinute, per10 - in10))
     budget = Math.floor(budget + EPS)
     let granted = 0
-    while (budget > EPS && line.length > 0) {
-      const c = line[0]!
+    while (budget > EPS && head < cohorts.length) {
+      const c = cohorts[head]!
       const size = c.patient + c.quitters
+      if (size <= EPS) {
+        head++
+        continue
+      }
       const take = Math.min(size, budget)
-      const share = size > 0 ? take / size : 0
+      const share = take / size
       const p = c.patient * share
       const q = c.quitters * share
+      const wait = (t - c.arrivedAt) / k
+      const minute = Math.floor(c.arrivedAt / k / bin)
       if (p > 0) {
-        waits.push({ wait: t - c.arrivedAt, count: p, minute: Math.floor(c.arrivedAt / bin) })
+        recordWait(wait, p, minute)
         patientLeft -= p
-        const end = t + limits.sessionDurationSeconds
+        const end = t + sessionTicks
         sessionsEnding.set(end, (sessionsEnding.get(end) ?? 0) + p)
       }
-      if (q > 0 && t - c.arrivedAt < input.patienceSeconds) {
+      if (q > 0 && t - c.arrivedAt < patienceTicks) {
         // Reached the head before giving up: an ordinary admission.
-        waits.push({ wait: t - c.arrivedAt, count: q, minute: Math.floor(c.arrivedAt / bin) })
-        const end = t + limits.sessionDurationSeconds
+        recordWait(wait, q, minute)
+        const end = t + sessionTicks
         sessionsEnding.set(end, (sessionsEnding.get(end) ?? 0) + q)
       } else if (q > 0) {
         // Granted after giving up, while away: the slot comes back at the drop time.
-        const end = Math.max(t + 1, c.arrivedAt + quitAfter)
+        const end = Math.max(t + 1, c.arrivedAt + quitAfterTicks)
         sessionsEnding.set(end, (sessionsEnding.get(end) ?? 0) + q)
       }
       c.patient -= p
       c.quitters -= q
+      queued -= take
       active += take
       granted += take
       budget -= take
-      if (c.patient + c.quitters <= EPS) line.shift()
+      if (c.patient + c.quitters <= EPS) head++
     }
     admittedAt[t] = granted
-    queue.push(line.reduce((s, c) => s + c.patient + c.quitters, 0))
-    activeOut.push(active)
-    if (drainedAt === undefined && patientLeft <= 1e-6 && t >= arrivals.length - 1) drainedAt = t
-    if (drainedAt !== undefined && active <= EPS && t > arrivals.length) break
+    grantedThisSecond += granted
+    if (drainedAt === undefined && patientLeft <= 1e-6 && t >= arrivalTicks - 1) drainedAt = second
+    // The outputs are per second: the state at the end of each second, and what it granted.
+    if ((t + 1) % k === 0) {
+      queue.push(Math.max(0, queued))
+      activeOut.push(active)
+      admittedOut.push(grantedThisSecond)
+      grantedThisSecond = 0
+      if (drainedAt !== undefined && active <= EPS && second > perSecond.length) break
+    }
   }
   waits.sort((x, y) => x.wait - y.wait)
   const total = waits.reduce((s, w) => s + w.count, 0)
@@ -168,7 +225,7 @@ export function predict(input: PredictInput): Prediction {
   return {
     queue,
     active: activeOut,
-    admitted: admittedAt,
+    admitted: admittedOut,
     waitByArrivalMinute: [...byMinute]
       .sort((x, y) => x[0] - y[0])
       .map(([minute, m]) => ({ minute, meanWait: m.sum / m.count, maxWait: m.max })),

@@ -482,13 +482,16 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     )
   }
   const predInput = { visitors: o.visitors, abandonShare: o.abandonShare, patienceSeconds: o.patienceSeconds }
-  const prediction = predict({ ...predInput, curve: o.curve, limits: o.limits })
+  const prediction = predict({ ...predInput, curve: o.curve, limits: o.limits, pickupSeconds: o.limits.refreshSeconds })
   const predictionOfRun = predict({
     ...predInput,
     patienceSeconds: o.patienceSeconds / o.scale,
     curve: { ...o.curve, durationSeconds: o.curve.durationSeconds / o.scale },
     limits: real,
     binSeconds: 60 / o.scale,
+    // In real time a compressed run's limits are short (a 10-s session, a burst every 10 s): tenth-second steps.
+    stepSeconds: o.scale > 1 ? 0.1 : 1,
+    pickupSeconds: real.refreshSeconds,
   })
   const { log: _log, ...options } = o
   return {

@@ -159,6 +159,39 @@ describe('what-if model', () => {
     expect(p.waitByArrivalMinute).toEqual([{ minute: 0, meanWait: 30, maxWait: 60 }])
   })
 
+  it('finer steps keep the rules and resolve durations shorter than a second', () => {
+    const base = {
+      visitors: 20,
+      curve: { kind: 'opening', durationSeconds: 0 } as const,
+      limits,
+      abandonShare: 0,
+      patienceSeconds: 0,
+      horizonSeconds: 300,
+    }
+    // The rate-bound sale above, in tenth-second steps: the same grants in the same seconds.
+    expect(predict({ ...base, stepSeconds: 0.1 }).admitted).toEqual(predict(base).admitted)
+    // 2 slots, 2.5-s sessions: whole-second steps round the session up to 3 s; tenth-second steps do not.
+    const short = { ...base, visitors: 6, limits: { ...limits, totalActiveUsers: 2, newUsersPerMinute: 600, sessionDurationSeconds: 2.5 } }
+    const grantSeconds = (p: ReturnType<typeof predict>) => p.admitted.flatMap((n, t) => (n > 0 ? [t] : []))
+    expect(grantSeconds(predict(short))).toEqual([0, 3, 6])
+    expect(grantSeconds(predict({ ...short, stepSeconds: 0.1 }))).toEqual([0, 2, 5])
+  })
+
+  it('counts a wait until the page sees the admission: the grant plus a delay spread over one refresh', () => {
+    const slotBound = {
+      visitors: 6,
+      curve: { kind: 'opening', durationSeconds: 0 } as const,
+      limits: { ...limits, totalActiveUsers: 2, newUsersPerMinute: 60, sessionDurationSeconds: 30 },
+      abandonShare: 0,
+      patienceSeconds: 0,
+    }
+    const seen = predict({ ...slotBound, pickupSeconds: 10 })
+    // Grants at 0, 30 and 60 s (mean 30); the page sees them on average 5 s later, at most 10 s later.
+    expect(seen.waitByArrivalMinute[0]?.meanWait).toBeCloseTo(35)
+    expect(seen.waitByArrivalMinute[0]?.maxWait).toBeCloseTo(69.5)
+    expect(seen.admitted).toEqual(predict(slotBound).admitted)
+  })
+
   it('givers-up who reach the head after giving up hold a slot only until they are dropped', () => {
     // 2 visitors, 1 slot, long sessions: the first (patient) takes the slot at 0; half of each cohort gives up.
     const p = predict({
