@@ -1,6 +1,7 @@
 // Admin credentials: bearer tokens for the API, and for the UI a signed session cookie with a CSRF
 // token derived from it. Runtime-neutral: the MAC comes from the Mac port.
 import { safeEqual } from '../src/core/queue-token.js'
+import type { AdminSessions } from '../src/ports/admin-sessions.js'
 import type { Mac } from '../src/ports/crypto.js'
 
 export const ADMIN_COOKIE = 'anteroom_admin'
@@ -15,6 +16,7 @@ export class AdminAuth {
   constructor(
     private readonly users: readonly AdminUser[],
     private readonly mac: Mac,
+    private readonly sessions: AdminSessions,
   ) {}
 
   /** The admin whose token this is, compared in constant time. */
@@ -33,16 +35,30 @@ export class AdminAuth {
     return `${body}.${await this.mac.sign(`admin-session|${body}`)}`
   }
 
-  /** The admin of a valid, unexpired session cookie. */
-  async bySession(cookie: string | undefined, now: number): Promise<string | undefined> {
+  /** The signed, unexpired session in a cookie, or undefined. */
+  private async parse(cookie: string | undefined, now: number): Promise<{ name: string; id: string; expires: number } | undefined> {
     if (cookie === undefined || cookie.length > 300) return undefined
     const parts = cookie.split('.')
     if (parts.length !== 5 || parts[0] !== 's1') return undefined
-    const [, name, exp36, , mac] = parts as [string, string, string, string, string]
+    const [, name, exp36, id, mac] = parts as [string, string, string, string, string]
     const body = parts.slice(0, 4).join('.')
     if (!safeEqual(mac, await this.mac.sign(`admin-session|${body}`))) return undefined
-    if (Number.parseInt(exp36, 36) <= now) return undefined
-    return this.users.some((u) => u.name === name) ? name : undefined
+    const expires = Number.parseInt(exp36, 36)
+    if (!(expires > now)) return undefined
+    return { name, id, expires }
+  }
+
+  /** The admin of a valid, unexpired session cookie that was not signed out. */
+  async bySession(cookie: string | undefined, now: number): Promise<string | undefined> {
+    const s = await this.parse(cookie, now)
+    if (s === undefined || !this.users.some((u) => u.name === s.name)) return undefined
+    return (await this.sessions.isRevoked(s.id)) ? undefined : s.name
+  }
+
+  /** Signs a session out on every edge. */
+  async endSession(cookie: string | undefined, now: number): Promise<void> {
+    const s = await this.parse(cookie, now)
+    if (s !== undefined) await this.sessions.revoke(s.id, s.expires - now)
   }
 
   /** The CSRF token that goes with a session: only our pages can read it, from /api/session. */

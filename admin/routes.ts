@@ -122,7 +122,9 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
     return c.json({ who: c.get('who'), csrf: c.get('viaCookie') && session ? await deps.auth.csrfFor(session) : null })
   })
 
-  app.post('/api/logout', (c) => {
+  app.post('/api/logout', async (c) => {
+    // The cookie is cleared here, and the session is refused by every edge from now on.
+    await deps.auth.endSession(readCookie(c.req.header('cookie') ?? null, ADMIN_COOKIE), now())
     c.header('set-cookie', `${ADMIN_COOKIE}=; Path=/_anteroom; Max-Age=0; HttpOnly; SameSite=Strict`)
     return c.json({ ok: true })
   })

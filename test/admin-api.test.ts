@@ -329,4 +329,22 @@ describe('admin UI sign-in', () => {
     clock.advance(8 * 3600_000 + 1)
     expect((await api(app, 'GET', '/api/rooms', { token: null, headers: { cookie } })).status).toBe(401)
   })
+
+  it('signing out ends the session on every edge, though its cookie is still signed and unexpired', async () => {
+    const { edges: list } = await edges(2)
+    const [a, b] = list.map((e) => e.app) as [App, App]
+    const { res, body } = await login(a, BOB)
+    const cookie = (res.headers.get('set-cookie') as string).split(';')[0] as string
+    const other = (await login(a, ALICE)).res.headers.get('set-cookie')?.split(';')[0] as string
+    expect((await api(b, 'GET', '/api/rooms', { token: null, headers: { cookie } })).status).toBe(200)
+    // Signing out is a change like any other: it needs the CSRF token.
+    expect((await api(a, 'POST', '/api/logout', { token: null, headers: { cookie } })).status).toBe(403)
+    const out = await api(a, 'POST', '/api/logout', { token: null, headers: { cookie, 'x-csrf-token': body.csrf as string } })
+    expect(out.status).toBe(200)
+    expect(out.headers.get('set-cookie')).toMatch(/^anteroom_admin=; Path=\/_anteroom; Max-Age=0/)
+    for (const app of [a, b]) expect((await api(app, 'GET', '/api/rooms', { token: null, headers: { cookie } })).status).toBe(401)
+    // Only that session: another one, and the bearer tokens, still work.
+    expect((await api(b, 'GET', '/api/rooms', { token: null, headers: { cookie: other } })).status).toBe(200)
+    expect((await api(b, 'GET', '/api/rooms')).status).toBe(200)
+  })
 })

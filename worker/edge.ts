@@ -3,6 +3,7 @@
 // WebCrypto for the queue-token MAC, and settings and secrets from the Worker's env.
 
 import { FetchOrigin } from '../src/adapters/fetch/origin.js'
+import { MemoryAdminSessions } from '../src/adapters/memory/admin-sessions.js'
 import { MemoryAuditLog } from '../src/adapters/memory/audit-log.js'
 import { MemoryQueueStore } from '../src/adapters/memory/queue-store.js'
 import { MemorySettingsStore } from '../src/adapters/memory/settings-store.js'
@@ -72,7 +73,12 @@ async function buildWorkerEdge(env: WorkerEnv, options: WorkerOptions): Promise<
     stores = storesFor(env, config.redisUrl)
   } else if (mode === 'embedded') {
     // Asked for: the embedded store of this one isolate, for trials only (isolates do not share it).
-    stores = { queue: new MemoryQueueStore(now), settings: new MemorySettingsStore(), audit: new MemoryAuditLog() }
+    stores = {
+      queue: new MemoryQueueStore(now),
+      settings: new MemorySettingsStore(),
+      audit: new MemoryAuditLog(),
+      adminSessions: new MemoryAdminSessions(now),
+    }
   } else {
     bad('ANTEROOM_REDIS_URL', 'must be set (wrangler secret put), or ANTEROOM_WORKER_REDIS=embedded for a one-isolate trial')
   }

@@ -1,6 +1,7 @@
 // Real Redis stores for the Worker, on one ioredis client (nodejs_compat). Used by the StoreRelay
 // Durable Object, which keeps the client, and by the per-call Dispatch, which does not.
 import type { Redis } from 'ioredis'
+import { RedisAdminSessions } from '../src/adapters/redis/admin-sessions.js'
 import { RedisAuditLog } from '../src/adapters/redis/audit-log.js'
 import { connectRedis, whenReady } from '../src/adapters/redis/connect.js'
 import { RedisQueueStore } from '../src/adapters/redis/queue-store.js'
@@ -19,7 +20,13 @@ function logRedisError(err: Error): void {
 
 export function redisStores(url: string): RedisStores {
   const redis = connectRedis(url, logRedisError)
-  return { redis, queue: new RedisQueueStore(redis, LUA), settings: new RedisSettingsStore(redis, LUA), audit: new RedisAuditLog(redis) }
+  return {
+    redis,
+    queue: new RedisQueueStore(redis, LUA),
+    settings: new RedisSettingsStore(redis, LUA),
+    audit: new RedisAuditLog(redis),
+    adminSessions: new RedisAdminSessions(redis),
+  }
 }
 
 /** How long a call waits for a connection before it fails as ERR_STORE_UNAVAILABLE. */

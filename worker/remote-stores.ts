@@ -2,6 +2,7 @@
 // handed to a Dispatch, which runs it against real Redis stores somewhere that may hold a
 // connection: a StoreRelay Durable Object (store-relay.ts), or a client made for this call alone.
 import { AnteroomError, type ErrorCode } from '../src/core/errors.js'
+import type { AdminSessions } from '../src/ports/admin-sessions.js'
 import type { AuditLog } from '../src/ports/audit-log.js'
 import type { QueueStore } from '../src/ports/queue-store.js'
 import type { SettingsStore } from '../src/ports/settings-store.js'
@@ -10,6 +11,7 @@ export interface Stores {
   queue: QueueStore
   settings: SettingsStore
   audit: AuditLog
+  adminSessions: AdminSessions
 }
 
 /** The methods that may cross; nothing else is called on the far side. */
@@ -17,6 +19,7 @@ export const REMOTE_METHODS = {
   queue: ['poll', 'renew', 'endSession', 'endAllSessions', 'stats', 'recordSample', 'history', 'ping'],
   settings: ['list', 'get', 'seed', 'replace'],
   audit: ['append', 'list'],
+  adminSessions: ['revoke', 'isRevoked'],
 } as const
 
 export type Port = keyof typeof REMOTE_METHODS
@@ -103,5 +106,9 @@ export function remoteStores(dispatch: Dispatch, options: RemoteOptions): Stores
     append: (entry) => send('control', 'audit', 'append', [entry]),
     list: (limit) => send('control', 'audit', 'list', [limit]),
   }
-  return { queue, settings, audit }
+  const adminSessions: AdminSessions = {
+    revoke: (id, ttlMs) => send('control', 'adminSessions', 'revoke', [id, ttlMs]),
+    isRevoked: (id) => send('control', 'adminSessions', 'isRevoked', [id]),
+  }
+  return { queue, settings, audit, adminSessions }
 }

@@ -8,6 +8,7 @@ import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../core/
 import { QueueTokens } from '../core/queue-token.js'
 import { createEdgeApp, type EdgeDeps } from '../http/app.js'
 import { RoomDirectory } from '../http/room-directory.js'
+import type { AdminSessions } from '../ports/admin-sessions.js'
 import type { AuditLog } from '../ports/audit-log.js'
 import type { Clock } from '../ports/clock.js'
 import type { Mac } from '../ports/crypto.js'
@@ -20,6 +21,7 @@ export interface EdgeParts {
   queue: QueueStore
   settings: SettingsStore
   audit: AuditLog
+  adminSessions: AdminSessions
   origin: Origin
   mac: Mac
   adminAssets: AdminAssets
@@ -42,7 +44,7 @@ export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
   await rooms.start()
   const keys = await importSigningKeys(p.config.signingKeys ?? [await generateSigningJwk(`dev-${Date.now().toString(36)}`)])
   const admin = createAdminRoutes({
-    auth: new AdminAuth(p.config.adminUsers, p.mac),
+    auth: new AdminAuth(p.config.adminUsers, p.mac, p.adminSessions),
     settings: p.settings,
     queue: p.queue,
     audit: p.audit,

@@ -5,10 +5,12 @@ import { readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import type { Context } from 'hono'
 import type { Redis } from 'ioredis'
+import { MemoryAdminSessions } from '../adapters/memory/admin-sessions.js'
 import { MemoryAuditLog } from '../adapters/memory/audit-log.js'
 import { MemoryQueueStore } from '../adapters/memory/queue-store.js'
 import { MemorySettingsStore } from '../adapters/memory/settings-store.js'
 import { nodeMac } from '../adapters/node/mac.js'
+import { RedisAdminSessions } from '../adapters/redis/admin-sessions.js'
 import { RedisAuditLog } from '../adapters/redis/audit-log.js'
 import { connectRedis, whenReady } from '../adapters/redis/connect.js'
 import { luaFromFiles } from '../adapters/redis/lua-files.js'
@@ -17,6 +19,7 @@ import { RedisSettingsStore } from '../adapters/redis/settings-store.js'
 import { UndiciOrigin } from '../adapters/undici/origin.js'
 import type { Config } from '../config/index.js'
 import type { createEdgeApp, EdgeDeps } from '../http/app.js'
+import type { AdminSessions } from '../ports/admin-sessions.js'
 import type { AuditLog } from '../ports/audit-log.js'
 import type { Clock } from '../ports/clock.js'
 import type { QueueStore } from '../ports/queue-store.js'
@@ -45,18 +48,21 @@ export async function buildEdge(config: Config, options: { originUrl: string; cl
   let queue: QueueStore
   let settings: SettingsStore
   let audit: AuditLog
+  let adminSessions: AdminSessions
   let redis: Redis | undefined
   if (config.redisUrl) {
     redis = connectRedis(config.redisUrl, (err) => options.log?.('redis_error', { message: err.message }))
     queue = new RedisQueueStore(redis, luaFromFiles())
     settings = new RedisSettingsStore(redis, luaFromFiles())
     audit = new RedisAuditLog(redis)
+    adminSessions = new RedisAdminSessions(redis)
     // If Redis is down at start, the edge starts anyway and each room's onStoreError applies.
     if (!(await whenReady(redis, 3000))) options.log?.('redis_unavailable_at_start', {})
   } else {
     queue = new MemoryQueueStore(options.clock ? () => options.clock?.now() ?? Date.now() : Date.now)
     settings = new MemorySettingsStore()
     audit = new MemoryAuditLog()
+    adminSessions = new MemoryAdminSessions()
   }
   const origin = new UndiciOrigin({ url: options.originUrl })
   const { app, deps, rooms } = await assembleEdge({
@@ -64,6 +70,7 @@ export async function buildEdge(config: Config, options: { originUrl: string; cl
     queue,
     settings,
     audit,
+    adminSessions,
     origin,
     mac: nodeMac(config.queueSecret),
     adminAssets: adminAssets(),

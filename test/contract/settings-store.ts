@@ -1,13 +1,17 @@
-// The SettingsStore and AuditLog contract, run against memory and Redis.
+// The SettingsStore, AuditLog and AdminSessions contract, run against memory and Redis.
 import { describe, expect, it } from 'vitest'
 import { parseRoomSettings } from '../../src/core/settings.js'
+import type { AdminSessions } from '../../src/ports/admin-sessions.js'
 import type { AuditLog } from '../../src/ports/audit-log.js'
 import type { SettingsStore } from '../../src/ports/settings-store.js'
 
 let seq = 0
 
-export function settingsStoreContract(name: string, make: () => Promise<{ settings: SettingsStore; audit: AuditLog }>): void {
-  describe(`SettingsStore and AuditLog contract: ${name}`, () => {
+export function settingsStoreContract(
+  name: string,
+  make: () => Promise<{ settings: SettingsStore; audit: AuditLog; adminSessions: AdminSessions }>,
+): void {
+  describe(`SettingsStore, AuditLog and AdminSessions contract: ${name}`, () => {
     const room = () =>
       parseRoomSettings({ id: `set-${Date.now().toString(36)}-${seq++}`, paths: ['/'], totalActiveUsers: 5, newUsersPerMinute: 60 })
 
@@ -53,6 +57,15 @@ export function settingsStoreContract(name: string, make: () => Promise<{ settin
       const entries = (await audit.list(3)).filter((e) => e.who === tag)
       expect(entries.map((e) => e.action)).toEqual(['a4', 'a3', 'a2'])
       expect(entries[0]).toMatchObject({ before: { i: 4 }, after: { i: 5 } })
+    })
+
+    it('remembers an ended admin session, and only that one', async () => {
+      const { adminSessions } = await make()
+      const id = `s-${Date.now().toString(36)}-${seq++}`
+      expect(await adminSessions.isRevoked(id)).toBe(false)
+      await adminSessions.revoke(id, 60_000)
+      expect(await adminSessions.isRevoked(id)).toBe(true)
+      expect(await adminSessions.isRevoked(`${id}x`)).toBe(false)
     })
   })
 }

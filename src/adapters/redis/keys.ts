@@ -32,3 +32,6 @@ export const SETTINGS_KEY = 'anteroom:settings'
 
 /** The admin audit log: a list of JSON entries, newest first. */
 export const AUDIT_KEY = 'anteroom:audit'
+
+/** An admin session ended by signing out (admin-sessions.ts); expires with the session's cookie. */
+export const adminSessionKey = (sessionId: string) => `anteroom:admin-ended:${sessionId}`
