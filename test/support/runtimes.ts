@@ -104,14 +104,27 @@ export const nodeRuntime: EdgeRuntime = {
   },
 }
 
-/** Each Worker edge gets a database of its own in the test Redis, so rooms of the same name never meet. */
-let nextDb = 1
+/**
+ * Each Worker edge gets a database of its own in the test Redis (started with 1,000), so rooms of the
+ * same name never meet. Test files run in parallel, so the number comes from Redis itself (INCR in
+ * database 0). Databases 900 and up are for tests that name theirs.
+ */
+async function freshDb(redisUrl: string): Promise<number> {
+  const counter = new Redis(redisUrl, { maxRetriesPerRequest: 1 })
+  try {
+    const n = await counter.incr('anteroom-test:next-db')
+    if (n >= 900) throw new Error('the test Redis ran out of databases for Worker edges')
+    return n
+  } finally {
+    counter.disconnect()
+  }
+}
 
 export function workerRuntime(redisUrl: () => string): EdgeRuntime {
   return {
     name: 'worker',
     async start(o) {
-      const url = o.redisUrl ?? `${redisUrl()}/${nextDb++}`
+      const url = o.redisUrl ?? `${redisUrl()}/${await freshDb(redisUrl())}`
       const worker = await startWorker({
         script: inject('workerScript'),
         vars: {
