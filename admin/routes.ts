@@ -91,6 +91,32 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
     return c.json({ who, csrf: await deps.auth.csrfFor(session) })
   })
 
+  // Sign-out comes before the credential check below, so that it works (on this browser at least)
+  // when the store cannot say whether the session was already ended.
+  app.post('/api/logout', async (c) => {
+    const session = readCookie(c.req.header('cookie') ?? null, ADMIN_COOKIE)
+    if (session !== undefined) {
+      const csrf = c.req.header('x-csrf-token')
+      if (csrf === undefined || !safeEqual(csrf, await deps.auth.csrfFor(session))) {
+        return problem(c, 403, 'ERR_CSRF', 'Signing out from the admin UI needs its X-CSRF-Token header')
+      }
+    }
+    // The cookie goes whatever happens next; the session is refused by every edge from now on.
+    c.header('set-cookie', `${ADMIN_COOKIE}=; Path=/_anteroom; Max-Age=0; HttpOnly; SameSite=Strict`)
+    try {
+      await deps.auth.endSession(session, now())
+    } catch (err) {
+      if (!isAnteroomError(err, 'ERR_STORE_UNAVAILABLE')) throw err
+      return problem(
+        c,
+        503,
+        err.code,
+        'Signed out in this browser only: the store did not answer, so the session could not be ended everywhere',
+      )
+    }
+    return c.json({ ok: true })
+  })
+
   // --- Everything else needs a bearer token, or a session cookie plus CSRF on changes ----------
   app.use('/api/*', async (c, next) => {
     const bearer = /^Bearer (.+)$/.exec(c.req.header('authorization') ?? '')?.[1]
@@ -120,13 +146,6 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
   app.get('/api/session', async (c) => {
     const session = readCookie(c.req.header('cookie') ?? null, ADMIN_COOKIE)
     return c.json({ who: c.get('who'), csrf: c.get('viaCookie') && session ? await deps.auth.csrfFor(session) : null })
-  })
-
-  app.post('/api/logout', async (c) => {
-    // The cookie is cleared here, and the session is refused by every edge from now on.
-    await deps.auth.endSession(readCookie(c.req.header('cookie') ?? null, ADMIN_COOKIE), now())
-    c.header('set-cookie', `${ADMIN_COOKIE}=; Path=/_anteroom; Max-Age=0; HttpOnly; SameSite=Strict`)
-    return c.json({ ok: true })
   })
 
   async function room(c: Context<Env>): Promise<VersionedRoom> {

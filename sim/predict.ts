@@ -35,7 +35,7 @@ export interface PredictInput {
   horizonSeconds?: number
   /** Width of the arrival bins of waitByArrivalMinute, seconds (60: minutes). */
   binSeconds?: number
-  /** Length of one model step, seconds (1). A compressed run's real-time limits want finer steps (0.1). */
+  /** Length of one model step, seconds (1), as a whole fraction of a second (0.1, 0.5; others are rounded to one). A compressed run's real-time limits want 0.1. */
   stepSeconds?: number
   /**
    * A granted visitor sees the admission at their next poll: waits then include a delay spread evenly
@@ -49,7 +49,7 @@ export interface Prediction {
   queue: number[]
   active: number[]
   admitted: number[]
-  /** Per arrival bin (a minute unless binSeconds says otherwise): mean wait of those admitted (givers-up count if admitted before giving up), seconds to the grant. */
+  /** Per arrival bin (a minute unless binSeconds says otherwise): mean wait of those admitted (givers-up count if admitted before giving up), seconds until the page sees the admission (the grant when pickupSeconds is 0). */
   waitByArrivalMinute: { minute: number; meanWait: number; maxWait: number }[]
   p50: number
   p95: number
@@ -124,10 +124,16 @@ export function predict(input: PredictInput): Prediction {
   const bin = input.binSeconds ?? 60
   const pickup = input.pickupSeconds ?? 0
   const PICKUP_PARTS = pickup > 0 ? 10 : 1
-  /** Records `count` visitors granted after `wait` seconds, each seen at their next poll. */
-  const recordWait = (wait: number, count: number, minute: number) => {
+  /**
+   * Records `count` visitors granted at tick t after `wait` seconds. Each sees it at their next poll,
+   * and their session (as in poll-7.lua) runs from that poll: the slot is held for the pickup too.
+   */
+  const admit = (t: number, wait: number, count: number, minute: number) => {
     for (let j = 0; j < PICKUP_PARTS; j++) {
-      waits.push({ wait: wait + (pickup * (j + 0.5)) / PICKUP_PARTS, count: count / PICKUP_PARTS, minute })
+      const delay = (pickup * (j + 0.5)) / PICKUP_PARTS
+      waits.push({ wait: wait + delay, count: count / PICKUP_PARTS, minute })
+      const end = t + sessionTicks + ticks(delay)
+      sessionsEnding.set(end, (sessionsEnding.get(end) ?? 0) + count / PICKUP_PARTS)
     }
   }
   for (let t = 0; t < horizon; t++) {
@@ -169,16 +175,12 @@ export function predict(input: PredictInput): Prediction {
       const wait = (t - c.arrivedAt) / k
       const minute = Math.floor(c.arrivedAt / k / bin)
       if (p > 0) {
-        recordWait(wait, p, minute)
+        admit(t, wait, p, minute)
         patientLeft -= p
-        const end = t + sessionTicks
-        sessionsEnding.set(end, (sessionsEnding.get(end) ?? 0) + p)
       }
       if (q > 0 && t - c.arrivedAt < patienceTicks) {
         // Reached the head before giving up: an ordinary admission.
-        recordWait(wait, q, minute)
-        const end = t + sessionTicks
-        sessionsEnding.set(end, (sessionsEnding.get(end) ?? 0) + q)
+        admit(t, wait, q, minute)
       } else if (q > 0) {
         // Granted after giving up, while away: the slot comes back at the drop time.
         const end = Math.max(t + 1, c.arrivedAt + quitAfterTicks)
@@ -201,7 +203,8 @@ export function predict(input: PredictInput): Prediction {
       activeOut.push(active)
       admittedOut.push(grantedThisSecond)
       grantedThisSecond = 0
-      if (drainedAt !== undefined && active <= EPS && second > perSecond.length) break
+      // active is a running float total: stop once what is left is rounding.
+      if (drainedAt !== undefined && active <= 1e-6 && second > perSecond.length) break
     }
   }
   waits.sort((x, y) => x.wait - y.wait)

@@ -340,7 +340,7 @@ Admitted ${admitted}, gave up ${gaveUp}. Edge: ${o.edgeUrl ? `external edge ${es
 <ul>${r.scaling.notes.map((n) => `<li>${esc(n)}</li>`).join('')}
 <li>Grants are timed from the visitor side: a grant lies between the last poll that answered "queued" and the poll that answered "admitted" (a visitor granted between polls collects at the next one). Window and FIFO verdicts count only what those intervals prove, so they are never false alarms; store-side numbers come from the store's own stats, sampled every 250 ms.</li></ul>
 <h2>Prediction against the run</h2>
-<p>The what-if model (sim/predict.ts) replays the edge's admission rules on the expected arrival curve, one step per second of sale time ("sale": the settings as asked, uncompressed) or per tenth of a real second ("this run": the settings given to the edge, in real time, scaled back to sale time). Waits end when the visitor's page sees the admission: the grant, plus a delay spread evenly over one refresh interval (${effective.refreshSeconds} sale s), since the page learns of it at its next poll.</p>
+<p>The what-if model (sim/predict.ts) replays the edge's admission rules on the expected arrival curve, one step per second of sale time ("sale": the settings as asked, uncompressed) or per tenth of a real second ("this run": the settings given to the edge, in real time, scaled back to sale time). Waits end when the visitor's page sees the admission: the grant, plus a delay spread evenly over one refresh interval, since the page learns of it at its next poll; the session, and so the slot, runs from then.</p>
 <table><tr><th></th><th>predicted (sale)</th><th>predicted (this run)</th><th>measured</th></tr>${cmp}</table>
 <h2>Charts</h2>
 ${queue}${active}${admissions}${waitChart}${sold}

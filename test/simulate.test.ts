@@ -185,11 +185,18 @@ describe('what-if model', () => {
       abandonShare: 0,
       patienceSeconds: 0,
     }
+    const plain = predict(slotBound)
     const seen = predict({ ...slotBound, pickupSeconds: 10 })
-    // Grants at 0, 30 and 60 s (mean 30); the page sees them on average 5 s later, at most 10 s later.
-    expect(seen.waitByArrivalMinute[0]?.meanWait).toBeCloseTo(35)
-    expect(seen.waitByArrivalMinute[0]?.maxWait).toBeCloseTo(69.5)
-    expect(seen.admitted).toEqual(predict(slotBound).admitted)
+    // Grants at 0, 30 and 60 s without pickup (mean wait 30). With it, each page sees its admission up
+    // to 10 s later (5 on average), and the session runs from then, so the next grants come later too.
+    expect(plain.waitByArrivalMinute[0]?.meanWait).toBeCloseTo(30)
+    expect(seen.waitByArrivalMinute[0]?.meanWait).toBeGreaterThan(35)
+    // The last grant waits for two sessions that each started up to 10 s late, then its own pickup.
+    expect(seen.waitByArrivalMinute[0]?.maxWait).toBeLessThanOrEqual(60 + 3 * 10)
+    expect(seen.admitted.slice(0, 31).reduce((a, b) => a + b, 0)).toBe(2)
+    expect(seen.drainedAt).toBeGreaterThan(plain.drainedAt as number)
+    expect(seen.drainedAt).toBeLessThanOrEqual((plain.drainedAt as number) + 2 * 10)
+    expect(seen.admittedTotal).toBeCloseTo(6)
   })
 
   it('givers-up who reach the head after giving up hold a slot only until they are dropped', () => {

@@ -12,6 +12,7 @@ let redis: RedisServer
 let origin: OriginServer
 let edge: Edge
 let admin: Redis
+const ADMIN_TOKEN = 'o'.repeat(32)
 
 const rooms = [
   { id: 'strict', paths: ['/strict'], totalActiveUsers: 1, newUsersPerMinute: 60, onStoreError: 'closed' },
@@ -31,7 +32,7 @@ async function waitFor(check: () => Promise<boolean>): Promise<void> {
 beforeAll(async () => {
   redis = await startRedis()
   origin = await startOrigin()
-  edge = await testEdge({ rooms, originUrl: origin.url, redisUrl: redis.url })
+  edge = await testEdge({ rooms, originUrl: origin.url, redisUrl: redis.url, adminTokens: `ops:${ADMIN_TOKEN}` })
   admin = new Redis(redis.url)
   admin.on('error', () => {})
 })
@@ -52,5 +53,29 @@ describe('store failure', () => {
     const order = [...visitors.keys()].sort(() => Math.random() - 0.5)
     for (const i of order) await visitors[i]?.status(app, 'line')
     for (const [i, v] of visitors.entries()) expect(await v.status(app, 'line')).toMatchObject({ position: i + 1, waiting: 25 })
+  })
+
+  it('admin sign-out while Redis is down: the cookie is cleared and the answer says the session was not ended everywhere', async () => {
+    await waitFor(() => edge.deps.queue.ping())
+    const request = (path: string, init: RequestInit = {}) => edge.app.request(`http://shop.test/_anteroom${path}`, init)
+    const login = await request('/admin/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token: ADMIN_TOKEN }),
+    })
+    const cookie = (login.headers.get('set-cookie') as string).split(';')[0] as string
+    const { csrf } = (await login.json()) as { csrf: string }
+    expect((await request('/api/session', { headers: { cookie } })).status).toBe(200)
+
+    await redis.stop()
+    await waitFor(async () => !(await edge.deps.queue.ping()))
+    // Checking a session needs the store: refused with a clear 503, never let in unchecked.
+    expect((await request('/api/session', { headers: { cookie } })).status).toBe(503)
+    const out = await request('/api/logout', { method: 'POST', headers: { cookie, 'x-csrf-token': csrf } })
+    expect(out.status).toBe(503)
+    expect(out.headers.get('set-cookie')).toMatch(/^anteroom_admin=; Path=\/_anteroom; Max-Age=0/)
+    expect(((await out.json()) as { error: { message: string } }).error.message).toContain('in this browser only')
+    redis = await startRedis([], redis.port)
+    await waitFor(() => edge.deps.queue.ping())
   })
 })

@@ -234,8 +234,12 @@ function signedOut(message) {
 }
 
 async function signOut() {
-  await api('POST', '/logout').catch(() => {})
-  signedOut('You are signed out.')
+  const res = await api('POST', '/logout').catch(() => ({ status: 0 }))
+  signedOut(
+    res.status === 200
+      ? 'You are signed out.'
+      : 'Signed out in this browser. The edge could not end the session everywhere; it ends by itself within 8 hours.',
+  )
 }
 
 // --- polling ----------------------------------------------------------------------------------

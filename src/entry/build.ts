@@ -62,7 +62,7 @@ export async function buildEdge(config: Config, options: { originUrl: string; cl
     queue = new MemoryQueueStore(options.clock ? () => options.clock?.now() ?? Date.now() : Date.now)
     settings = new MemorySettingsStore()
     audit = new MemoryAuditLog()
-    adminSessions = new MemoryAdminSessions()
+    adminSessions = new MemoryAdminSessions(options.clock ? () => options.clock?.now() ?? Date.now() : Date.now)
   }
   const origin = new UndiciOrigin({ url: options.originUrl })
   const { app, deps, rooms } = await assembleEdge({
