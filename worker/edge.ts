@@ -23,8 +23,8 @@ export interface WorkerOptions {
 }
 
 interface WorkerEdge extends AssembledEdge {
-  /** Work after a response: the rooms reload a request started, and the admin chart's sample. */
-  background(): Promise<void>
+  /** Work left after a response (the rooms reload a request started, the admin chart's sample), or undefined. */
+  background(): Promise<void> | undefined
   sampleAll(): Promise<void>
 }
 
@@ -102,13 +102,13 @@ async function buildWorkerEdge(env: WorkerEnv, options: WorkerOptions): Promise<
   return {
     ...edge,
     sampleAll,
-    async background() {
-      await edge.rooms.settled()
+    background() {
+      const reload = edge.rooms.pending()
       // Every isolate samples at most once per period; the store keeps one sample per bucket.
-      if (sampleMs > 0 && now() - sampledAt >= sampleMs) {
-        sampledAt = now()
-        await sampleAll()
-      }
+      const sample = sampleMs > 0 && now() - sampledAt >= sampleMs
+      if (sample) sampledAt = now()
+      if (reload === undefined && !sample) return undefined
+      return Promise.all([reload, sample ? sampleAll() : undefined]).then(() => {})
     },
   }
 }
@@ -143,7 +143,8 @@ export function createWorker(options: WorkerOptions = {}) {
         return configError(err)
       }
       const res = await edge.app.fetch(request, env, ctx)
-      ctx.waitUntil(edge.background())
+      const rest = edge.background()
+      if (rest !== undefined) ctx.waitUntil(rest)
       return res
     },
     /** The cron trigger keeps the admin chart going when no visitor is polling. */

@@ -39,6 +39,11 @@ export class RoomDirectory {
     await this.loading
   }
 
+  /** The reload in progress, if any (a Worker hands it to ctx.waitUntil). */
+  pending(): Promise<void> | undefined {
+    return this.loading
+  }
+
   get(id: string): RoomSettings | undefined {
     return this.rooms().find((r) => r.id === id)
   }
