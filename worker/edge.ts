@@ -51,7 +51,13 @@ function storesFor(env: WorkerEnv, redisUrl: string): Stores {
   if (mode === 'relay') {
     const relays = env.STORE_RELAY
     if (relays === undefined) bad('STORE_RELAY', 'the Durable Object binding is missing from wrangler.toml')
-    dispatch = (route, call) => relays.get(relays.idFromName(route)).call(call)
+    // Ids are plain values and kept; stubs are made per call, inside the request that uses them.
+    const ids = new Map<string, DurableObjectId>()
+    dispatch = (route, call) => {
+      let id = ids.get(route)
+      if (id === undefined) ids.set(route, (id = relays.idFromName(route)))
+      return relays.get(id).call(call)
+    }
   } else if (mode === 'per-call') {
     dispatch = perCallDispatch(redisUrl)
   } else {

@@ -1,7 +1,7 @@
 // Runs the edge Worker in workerd through the Miniflare API, for tests and the bench: the bundle is the
 // one wrangler builds for a deploy (wrangler deploy --dry-run), so the tests see what Cloudflare would run.
 import { spawn } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { Readable } from 'node:stream'
 import { Miniflare } from 'miniflare'
@@ -21,6 +21,8 @@ const WRANGLER = (() => {
 /** Bundles a Worker entry with wrangler.toml's rules (or another config's) into outdir; answers the entry file. */
 export async function buildWorker(entry: string, outdir: string, config = 'wrangler.toml'): Promise<string> {
   const wrangler = join(ROOT, 'node_modules/.bin/wrangler')
+  // A clean directory: text modules carry a content hash in their names, so old builds would pile up.
+  rmSync(outdir, { recursive: true, force: true })
   const out: Buffer[] = []
   const code = await new Promise<number | null>((done) => {
     const child = spawn(wrangler, ['deploy', entry, '--dry-run', '--outdir', outdir, '--config', join(ROOT, config)], {
