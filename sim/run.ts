@@ -134,7 +134,7 @@ function main(): Promise<number> | number {
     writeFileSync(LAST_REPORT, html)
     const width = Math.max(...r.verdicts.map((v) => v.name.length))
     console.log(
-      `\n${r.ok ? 'PASS' : 'FAIL'}: ${r.visitors.length} visitors in ${r.realSeconds.toFixed(1)} real s (${r.options.scale}x), ${r.requests} requests, ${r.errors} errors`,
+      `\n${r.ok ? 'PASS' : 'FAIL'}: ${r.visitors.length} visitors in ${r.realSeconds.toFixed(1)} real s (${r.options.scale}x), ${r.requests} requests, ${r.errors} errors${r.errors > 0 ? ` ${JSON.stringify(r.errorKinds)}` : ''}`,
     )
     for (const v of r.verdicts)
       console.log(`  ${v.info ? 'info' : v.ok ? 'pass' : 'FAIL'}  ${v.name.padEnd(width)}  ${v.measured}  [${v.limit}]`)

@@ -93,6 +93,8 @@ export interface SimResult {
   predictionOfRun: Prediction
   requests: number
   errors: number
+  /** What the errors were: a poll's state or status other than queued/paused/admitted, or a failed request. */
+  errorKinds: Record<string, number>
 }
 
 const SEATS_EVENT = 'demo'
@@ -286,6 +288,11 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
   const agent = new Agent({ connections: o.connections ?? 64, keepAliveTimeout: 10_000 })
   let requests = 0
   let errors = 0
+  const errorKinds: Record<string, number> = {}
+  const failed = (kind: string) => {
+    errors++
+    errorKinds[kind] = (errorKinds[kind] ?? 0) + 1
+  }
   const t0 = performance.now()
   const now = () => performance.now() - t0
 
@@ -382,9 +389,9 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
         if (state === 'queued' || state === 'paused') {
           v.lastQueuedSent = sent
           v.serverArrival ??= tokenArrival(jar.cookies.get(`anteroom_q_${room}`))
-        } else errors++
-      } catch {
-        errors++
+        } else failed(`poll ${r.status} ${typeof state === 'string' ? state : 'no state'}`)
+      } catch (err) {
+        failed(`poll request failed: ${err instanceof Error ? err.name : 'error'}`)
       }
       // The queue page polls every refreshSeconds; timers in real browsers drift a little.
       const next = sent + refresh * 1000 * (0.95 + 0.1 * plan.jitter())
@@ -416,8 +423,8 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
         }
         return
       }
-    } catch {
-      errors++
+    } catch (err) {
+      failed(`booking request failed: ${err instanceof Error ? err.name : 'error'}`)
     }
   }
 
@@ -508,5 +515,6 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     predictionOfRun,
     requests,
     errors,
+    errorKinds,
   }
 }
