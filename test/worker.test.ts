@@ -1,10 +1,7 @@
 // The edge as a Worker, in workerd (Miniflare, the bundle wrangler builds for a deploy): the same HTTP
 // behaviour suite as on Node, with Redis reached through StoreRelay Durable Objects.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { MemoryAdminSessions } from '../src/adapters/memory/admin-sessions.js'
-import { MemoryAuditLog } from '../src/adapters/memory/audit-log.js'
-import { MemoryQueueStore } from '../src/adapters/memory/queue-store.js'
-import { MemorySettingsStore } from '../src/adapters/memory/settings-store.js'
+import { memoryStores } from '../src/adapters/memory/stores.js'
 import { generateSigningJwk } from '../src/core/admission-token.js'
 import { runCall } from '../worker/remote-stores.js'
 import { edgeHttpContract } from './contract/edge-http.js'
@@ -18,12 +15,7 @@ edgeHttpContract(workerRuntime(() => inject('redisUrl')))
 
 describe('the relay call surface', () => {
   it('runs only the listed store methods; prototype names and other ports are refused as values, not thrown', async () => {
-    const stores = {
-      queue: new MemoryQueueStore(),
-      settings: new MemorySettingsStore(),
-      audit: new MemoryAuditLog(),
-      adminSessions: new MemoryAdminSessions(),
-    }
+    const stores = memoryStores()
     expect(await runCall(stores, { port: 'queue', method: 'ping', args: [] })).toEqual({ ok: true, value: true })
     for (const call of [
       { port: 'queue', method: 'close', args: [] },

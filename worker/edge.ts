@@ -3,19 +3,17 @@
 // WebCrypto for the queue-token MAC, and settings and secrets from the Worker's env.
 
 import { FetchOrigin } from '../src/adapters/fetch/origin.js'
-import { MemoryAdminSessions } from '../src/adapters/memory/admin-sessions.js'
-import { MemoryAuditLog } from '../src/adapters/memory/audit-log.js'
-import { MemoryQueueStore } from '../src/adapters/memory/queue-store.js'
-import { MemorySettingsStore } from '../src/adapters/memory/settings-store.js'
+import { memoryStores } from '../src/adapters/memory/stores.js'
 import { webCryptoMac } from '../src/adapters/webcrypto/mac.js'
 import { loadConfig } from '../src/config/index.js'
 import { AnteroomError, isAnteroomError } from '../src/core/errors.js'
 import { type AssembledEdge, assembleEdge } from '../src/entry/assemble.js'
 import type { Clock } from '../src/ports/clock.js'
+import type { Stores } from '../src/ports/stores.js'
 import { ADMIN_ASSETS } from './bundled.js'
 import type { WorkerEnv } from './env.js'
 import { perCallDispatch } from './redis-stores.js'
-import { type Dispatch, remoteStores, type Stores } from './remote-stores.js'
+import { type Dispatch, remoteStores } from './remote-stores.js'
 
 export interface WorkerOptions {
   /** Tests hand in a manual clock; production leaves it out. */
@@ -79,12 +77,7 @@ async function buildWorkerEdge(env: WorkerEnv, options: WorkerOptions): Promise<
     stores = storesFor(env, config.redisUrl)
   } else if (mode === 'embedded') {
     // Asked for: the embedded store of this one isolate, for trials only (isolates do not share it).
-    stores = {
-      queue: new MemoryQueueStore(now),
-      settings: new MemorySettingsStore(),
-      audit: new MemoryAuditLog(),
-      adminSessions: new MemoryAdminSessions(now),
-    }
+    stores = memoryStores(now)
   } else {
     bad('ANTEROOM_REDIS_URL', 'must be set (wrangler secret put), or ANTEROOM_WORKER_REDIS=embedded for a one-isolate trial')
   }

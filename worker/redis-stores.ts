@@ -1,13 +1,11 @@
 // Real Redis stores for the Worker, on one ioredis client (nodejs_compat). Used by the StoreRelay
 // Durable Object, which keeps the client, and by the per-call Dispatch, which does not.
 import type { Redis } from 'ioredis'
-import { RedisAdminSessions } from '../src/adapters/redis/admin-sessions.js'
-import { RedisAuditLog } from '../src/adapters/redis/audit-log.js'
 import { connectRedis, whenReady } from '../src/adapters/redis/connect.js'
-import { RedisQueueStore } from '../src/adapters/redis/queue-store.js'
-import { RedisSettingsStore } from '../src/adapters/redis/settings-store.js'
+import { redisStores } from '../src/adapters/redis/stores.js'
+import type { Stores } from '../src/ports/stores.js'
 import { LUA } from './bundled.js'
-import { type Call, type Dispatch, type Outcome, runCall, type Stores } from './remote-stores.js'
+import { type Call, type Dispatch, type Outcome, runCall } from './remote-stores.js'
 
 export interface RedisStores extends Stores {
   redis: Redis
@@ -18,15 +16,9 @@ function logRedisError(err: Error): void {
   console.log(JSON.stringify({ event: 'redis_error', message: err.message }))
 }
 
-export function redisStores(url: string): RedisStores {
+export function connectStores(url: string): RedisStores {
   const redis = connectRedis(url, logRedisError)
-  return {
-    redis,
-    queue: new RedisQueueStore(redis, LUA),
-    settings: new RedisSettingsStore(redis, LUA),
-    audit: new RedisAuditLog(redis),
-    adminSessions: new RedisAdminSessions(redis),
-  }
+  return { redis, ...redisStores(redis, LUA) }
 }
 
 /** How long a call waits for a connection before it fails as ERR_STORE_UNAVAILABLE. */
@@ -38,7 +30,7 @@ export const CONNECT_WAIT_MS = 2000
  */
 export function perCallDispatch(url: string): Dispatch {
   return async (_route: string, call: Call): Promise<Outcome> => {
-    const stores = redisStores(url)
+    const stores = connectStores(url)
     try {
       if (!(await whenReady(stores.redis, CONNECT_WAIT_MS)))
         return { ok: false, code: 'ERR_STORE_UNAVAILABLE', message: 'Redis did not answer' }

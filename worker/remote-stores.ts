@@ -6,13 +6,7 @@ import type { AdminSessions } from '../src/ports/admin-sessions.js'
 import type { AuditLog } from '../src/ports/audit-log.js'
 import type { QueueStore } from '../src/ports/queue-store.js'
 import type { SettingsStore } from '../src/ports/settings-store.js'
-
-export interface Stores {
-  queue: QueueStore
-  settings: SettingsStore
-  audit: AuditLog
-  adminSessions: AdminSessions
-}
+import type { Stores } from '../src/ports/stores.js'
 
 /** The methods that may cross; nothing else is called on the far side. */
 export const REMOTE_METHODS = {

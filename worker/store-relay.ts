@@ -4,7 +4,7 @@
 import { DurableObject } from 'cloudflare:workers'
 import { whenReady } from '../src/adapters/redis/connect.js'
 import type { WorkerEnv } from './env.js'
-import { CONNECT_WAIT_MS, type RedisStores, redisStores } from './redis-stores.js'
+import { CONNECT_WAIT_MS, connectStores, type RedisStores } from './redis-stores.js'
 import { type Call, type Outcome, runCall } from './remote-stores.js'
 
 export class StoreRelay extends DurableObject<WorkerEnv> {
@@ -14,7 +14,7 @@ export class StoreRelay extends DurableObject<WorkerEnv> {
   async call(call: Call): Promise<Outcome> {
     const url = this.env.ANTEROOM_REDIS_URL
     if (!url) return { ok: false, code: 'ERR_CONFIG', message: 'ANTEROOM_REDIS_URL is not set' }
-    if (this.stores === undefined || this.stores.redis.status === 'end') this.stores = redisStores(url)
+    if (this.stores === undefined || this.stores.redis.status === 'end') this.stores = connectStores(url)
     if (!(await whenReady(this.stores.redis, CONNECT_WAIT_MS)))
       return { ok: false, code: 'ERR_STORE_UNAVAILABLE', message: 'Redis did not answer' }
     return runCall(this.stores, call)

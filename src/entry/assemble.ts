@@ -8,20 +8,13 @@ import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../core/
 import { QueueTokens } from '../core/queue-token.js'
 import { createEdgeApp, type EdgeDeps } from '../http/app.js'
 import { RoomDirectory } from '../http/room-directory.js'
-import type { AdminSessions } from '../ports/admin-sessions.js'
-import type { AuditLog } from '../ports/audit-log.js'
 import type { Clock } from '../ports/clock.js'
 import type { Mac } from '../ports/crypto.js'
 import type { Origin } from '../ports/origin.js'
-import type { QueueStore } from '../ports/queue-store.js'
-import type { SettingsStore } from '../ports/settings-store.js'
+import type { Stores } from '../ports/stores.js'
 
-export interface EdgeParts {
+export interface EdgeParts extends Stores {
   config: Config
-  queue: QueueStore
-  settings: SettingsStore
-  audit: AuditLog
-  adminSessions: AdminSessions
   origin: Origin
   mac: Mac
   adminAssets: AdminAssets

@@ -5,25 +5,16 @@ import { readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import type { Context } from 'hono'
 import type { Redis } from 'ioredis'
-import { MemoryAdminSessions } from '../adapters/memory/admin-sessions.js'
-import { MemoryAuditLog } from '../adapters/memory/audit-log.js'
-import { MemoryQueueStore } from '../adapters/memory/queue-store.js'
-import { MemorySettingsStore } from '../adapters/memory/settings-store.js'
+import { memoryStores } from '../adapters/memory/stores.js'
 import { nodeMac } from '../adapters/node/mac.js'
-import { RedisAdminSessions } from '../adapters/redis/admin-sessions.js'
-import { RedisAuditLog } from '../adapters/redis/audit-log.js'
 import { connectRedis, whenReady } from '../adapters/redis/connect.js'
 import { luaFromFiles } from '../adapters/redis/lua-files.js'
-import { RedisQueueStore } from '../adapters/redis/queue-store.js'
-import { RedisSettingsStore } from '../adapters/redis/settings-store.js'
+import { redisStores } from '../adapters/redis/stores.js'
 import { UndiciOrigin } from '../adapters/undici/origin.js'
 import type { Config } from '../config/index.js'
 import type { createEdgeApp, EdgeDeps } from '../http/app.js'
-import type { AdminSessions } from '../ports/admin-sessions.js'
-import type { AuditLog } from '../ports/audit-log.js'
 import type { Clock } from '../ports/clock.js'
-import type { QueueStore } from '../ports/queue-store.js'
-import type { SettingsStore } from '../ports/settings-store.js'
+import type { Stores } from '../ports/stores.js'
 import { assembleEdge } from './assemble.js'
 
 export interface Edge {
@@ -45,32 +36,21 @@ function nodeSocket(c: Context): { remoteAddress?: string; encrypted?: boolean }
 }
 
 export async function buildEdge(config: Config, options: { originUrl: string; clock?: Clock; log?: EdgeDeps['log'] }): Promise<Edge> {
-  let queue: QueueStore
-  let settings: SettingsStore
-  let audit: AuditLog
-  let adminSessions: AdminSessions
+  const now = options.clock ? () => options.clock?.now() ?? Date.now() : Date.now
+  let stores: Stores
   let redis: Redis | undefined
   if (config.redisUrl) {
     redis = connectRedis(config.redisUrl, (err) => options.log?.('redis_error', { message: err.message }))
-    queue = new RedisQueueStore(redis, luaFromFiles())
-    settings = new RedisSettingsStore(redis, luaFromFiles())
-    audit = new RedisAuditLog(redis)
-    adminSessions = new RedisAdminSessions(redis)
+    stores = redisStores(redis, luaFromFiles())
     // If Redis is down at start, the edge starts anyway and each room's onStoreError applies.
     if (!(await whenReady(redis, 3000))) options.log?.('redis_unavailable_at_start', {})
   } else {
-    queue = new MemoryQueueStore(options.clock ? () => options.clock?.now() ?? Date.now() : Date.now)
-    settings = new MemorySettingsStore()
-    audit = new MemoryAuditLog()
-    adminSessions = new MemoryAdminSessions(options.clock ? () => options.clock?.now() ?? Date.now() : Date.now)
+    stores = memoryStores(now)
   }
   const origin = new UndiciOrigin({ url: options.originUrl })
   const { app, deps, rooms } = await assembleEdge({
     config,
-    queue,
-    settings,
-    audit,
-    adminSessions,
+    ...stores,
     origin,
     mac: nodeMac(config.queueSecret),
     adminAssets: adminAssets(),
@@ -90,7 +70,7 @@ export async function buildEdge(config: Config, options: { originUrl: string; cl
   const sampler =
     config.historySampleSeconds > 0
       ? setInterval(() => {
-          for (const room of rooms.rooms()) void queue.recordSample(room.id, options.clock?.now()).catch(() => {})
+          for (const room of rooms.rooms()) void stores.queue.recordSample(room.id, options.clock?.now()).catch(() => {})
         }, config.historySampleSeconds * 1000)
       : undefined
   sampler?.unref()
@@ -101,7 +81,7 @@ export async function buildEdge(config: Config, options: { originUrl: string; cl
     async close() {
       clearInterval(sampler)
       await origin.close()
-      await queue.close()
+      await stores.queue.close()
     },
   }
 }

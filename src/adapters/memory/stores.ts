@@ -1,0 +1,15 @@
+// All stores in this process's memory: one edge only (npm start, a Worker trial), on the given clock.
+import type { Stores } from '../../ports/stores.js'
+import { MemoryAdminSessions } from './admin-sessions.js'
+import { MemoryAuditLog } from './audit-log.js'
+import { MemoryQueueStore } from './queue-store.js'
+import { MemorySettingsStore } from './settings-store.js'
+
+export function memoryStores(now: () => number = Date.now): Stores {
+  return {
+    queue: new MemoryQueueStore(now),
+    settings: new MemorySettingsStore(),
+    audit: new MemoryAuditLog(),
+    adminSessions: new MemoryAdminSessions(now),
+  }
+}

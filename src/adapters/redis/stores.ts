@@ -1,0 +1,17 @@
+// All stores on one Redis client. Node hands in the Lua read from disk, the Worker the bundled text.
+import type { Cluster, Redis } from 'ioredis'
+import type { Stores } from '../../ports/stores.js'
+import { RedisAdminSessions } from './admin-sessions.js'
+import { RedisAuditLog } from './audit-log.js'
+import { RedisQueueStore } from './queue-store.js'
+import type { Scripts } from './scripts.js'
+import { RedisSettingsStore } from './settings-store.js'
+
+export function redisStores(redis: Redis | Cluster, scripts: Scripts): Stores {
+  return {
+    queue: new RedisQueueStore(redis, scripts),
+    settings: new RedisSettingsStore(redis, scripts),
+    audit: new RedisAuditLog(redis),
+    adminSessions: new RedisAdminSessions(redis),
+  }
+}
