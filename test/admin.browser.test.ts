@@ -10,7 +10,7 @@ import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playw
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Edge } from '../src/entry/build.js'
 import { ManualClock } from '../src/ports/clock.js'
-import { launchChromium } from './support/browser.js'
+import { launchChromium, recordCspViolations } from './support/browser.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
 import { freePort } from './support/redis-server.js'
@@ -154,14 +154,6 @@ function watch(page: Page) {
   })
   page.on('pageerror', (err) => seen.problems.push(`pageerror: ${err.message}`))
   return seen
-}
-
-async function recordCspViolations(page: Page): Promise<void> {
-  await page.addInitScript(() => {
-    const w = window as unknown as { cspViolations: string[] }
-    w.cspViolations = []
-    document.addEventListener('securitypolicyviolation', (e) => w.cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`))
-  })
 }
 
 const cspViolations = (page: Page) => page.evaluate(() => (window as unknown as { cspViolations: string[] }).cspViolations)

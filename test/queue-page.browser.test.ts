@@ -10,7 +10,7 @@ import type { Browser, BrowserContextOptions, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import type { Edge } from '../src/entry/build.js'
 import { ManualClock } from '../src/ports/clock.js'
-import { launchChromium } from './support/browser.js'
+import { launchChromium, recordCspViolations } from './support/browser.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
 import { freePort } from './support/redis-server.js'
@@ -116,15 +116,6 @@ function watch(page: Page) {
   })
   page.on('pageerror', (err) => seen.problems.push(`pageerror: ${err.message}`))
   return seen
-}
-
-/** Records CSP violations from inside the page (an init script is not itself subject to the page's CSP). */
-async function recordCspViolations(page: Page): Promise<void> {
-  await page.addInitScript(() => {
-    const w = window as unknown as { cspViolations: string[] }
-    w.cspViolations = []
-    document.addEventListener('securitypolicyviolation', (e) => w.cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`))
-  })
 }
 
 /**

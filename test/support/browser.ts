@@ -1,7 +1,7 @@
 // Launches Debian's Chromium headless through playwright-core: never a downloaded browser, and with
 // background networking off (the machine's network is closed).
 import { existsSync } from 'node:fs'
-import { type Browser, chromium } from 'playwright-core'
+import { type Browser, chromium, type Page } from 'playwright-core'
 
 export const CHROMIUM = '/usr/bin/chromium'
 
@@ -19,5 +19,14 @@ export async function launchChromium(): Promise<Browser> {
       '--disable-component-update',
       '--disable-sync',
     ],
+  })
+}
+
+/** Records CSP violations from inside the page (an init script is not itself subject to the page's CSP). */
+export async function recordCspViolations(page: Page): Promise<void> {
+  await page.addInitScript(() => {
+    const w = window as unknown as { cspViolations: string[] }
+    w.cspViolations = []
+    document.addEventListener('securitypolicyviolation', (e) => w.cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`))
   })
 }
