@@ -32,7 +32,7 @@ export function perCallDispatch(url: string): Dispatch {
   return async (_route: string, call: Call): Promise<Outcome> => {
     const stores = connectStores(url)
     try {
-      if (!(await whenReady(stores.redis, CONNECT_WAIT_MS)))
+      if (!(await whenReady(stores.redis, CONNECT_WAIT_MS, true)))
         return { ok: false, code: 'ERR_STORE_UNAVAILABLE', message: 'Redis did not answer' }
       return await runCall(stores, call)
     } finally {
