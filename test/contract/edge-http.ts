@@ -10,7 +10,7 @@ import { generateSigningJwk } from '../../src/core/admission-token.js'
 import { runSteppedSale } from '../support/admission-model.js'
 import { type OriginHandler, type OriginServer, startOrigin } from '../support/origin-server.js'
 import { freePort, type RedisServer, startRedis } from '../support/redis-server.js'
-import type { EdgeRuntime, StartOptions, TestEdge } from '../support/runtimes.js'
+import type { EdgeRuntime, RequestTarget, StartOptions, TestEdge } from '../support/runtimes.js'
 import { Visitor } from '../support/visitor.js'
 
 interface Echo {
@@ -440,11 +440,15 @@ export function edgeHttpContract(runtime: EdgeRuntime): void {
       const inLine = new Visitor()
       await new Visitor().status(app, 'line')
       expect(await inLine.status(app, 'line')).toMatchObject({ state: 'paused', position: 2 })
+      const pollUp = await medianPollMs(app, 'line')
 
       await redis.stop()
       // The edge notices at once (no offline queue): its health check says so.
       await waitFor(async () => (await app.request('http://shop.test/_anteroom/health')).status === 503)
       await clock.advance(5_000)
+      // And it answers as fast while Redis is away: nobody waits on a connection that is not there
+      // (a ratio to the polls just before, with room for noise; a wait per call would be ~100x).
+      expect(await medianPollMs(app, 'line')).toBeLessThan(20 * Math.max(pollUp, 2))
 
       const tokenBefore = queuedStrict.cookies.get('anteroom_q_strict')
       const busy = await queuedStrict.request(app, '/strict/a')
@@ -484,6 +488,17 @@ export function edgeHttpContract(runtime: EdgeRuntime): void {
       expect(await newcomer.status(app, 'line')).toMatchObject({ position: 2, waiting: 2 })
     })
   })
+}
+
+/** The median time of five JSON polls by new visitors, ms. */
+async function medianPollMs(app: RequestTarget, room: string): Promise<number> {
+  const times: number[] = []
+  for (let i = 0; i < 5; i++) {
+    const t0 = performance.now()
+    await new Visitor().status(app, room)
+    times.push(performance.now() - t0)
+  }
+  return times.sort((a, b) => a - b)[2] as number
 }
 
 /** Waits for a real server event (Redis stopping or coming back); the assertions never depend on time. */
