@@ -25,6 +25,29 @@ export interface Row {
   met: boolean | null
 }
 
+/** A row comparing `value` with a baseline of the same run, as a ratio, against a target (or 'info'). */
+export function ratioRow(
+  id: string,
+  measurement: string,
+  value: number,
+  baseline: number,
+  baselineName: string,
+  fmt: (n: number) => string,
+  target: { op: '>=' | '<='; value: number } | string,
+): Row {
+  const ratio = value / baseline
+  const isInfo = typeof target === 'string'
+  return {
+    id,
+    measurement,
+    value: fmt(value),
+    baseline: `${fmt(baseline)} (${baselineName})`,
+    ratio: ratio.toFixed(2),
+    target: isInfo ? target : `${target.op} ${target.value.toFixed(2)}`,
+    met: isInfo ? null : target.op === '>=' ? ratio >= target.value : ratio <= target.value,
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Child processes
 

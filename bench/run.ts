@@ -37,6 +37,7 @@ import {
   memoryInfo,
   ROOT,
   type Row,
+  ratioRow,
   runLoad,
   sleep,
   startChild,
@@ -277,28 +278,6 @@ function checkClean(a: Aggregate): void {
 const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US')
 const fmtRps = (n: number) => `${fmtInt(n)} req/s`
 const fmtMs = (n: number) => `${n.toFixed(2)} ms`
-
-function ratioRow(
-  id: string,
-  measurement: string,
-  value: number,
-  baseline: number,
-  baselineName: string,
-  fmt: (n: number) => string,
-  target: { op: '>=' | '<='; value: number } | string,
-): Row {
-  const ratio = value / baseline
-  const isInfo = typeof target === 'string'
-  return {
-    id,
-    measurement,
-    value: fmt(value),
-    baseline: `${fmt(baseline)} (${baselineName})`,
-    ratio: ratio.toFixed(2),
-    target: isInfo ? target : `${target.op} ${target.value.toFixed(2)}`,
-    met: isInfo ? null : target.op === '>=' ? ratio >= target.value : ratio <= target.value,
-  }
-}
 
 function printTable(rows: Row[]): void {
   const head = ['measurement', 'value', 'baseline', 'ratio', 'target', 'met']

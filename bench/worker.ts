@@ -15,7 +15,7 @@ import { QueueTokens } from '../src/core/queue-token.js'
 import { queueCookieName } from '../src/http/cookies.js'
 import { startRedis } from '../test/support/redis-server.js'
 import { buildWorker, startWorker, type WorkerInstance } from '../test/support/worker.js'
-import { type Aggregate, compare, log, ROOT, type Row, runLoad, type Target } from './lib.js'
+import { type Aggregate, compare, log, ROOT, type Row, ratioRow, runLoad, type Target } from './lib.js'
 
 const SECRET = 'bench-queue-secret-0123456789abcdefghijklmnopqrstuvwxyz'
 const VISITORS = Number(process.env.BENCH_WORKER_VISITORS ?? 5000)
@@ -121,24 +121,11 @@ export async function runWorkerBench(): Promise<{ rows: Row[]; results: Record<s
     }
     const fmt = (n: number) => `${Math.round(n).toLocaleString('en-US')} req/s`
     rows.push(
-      {
-        id: 'worker_poll_relay_vs_hello',
-        measurement: '8. Worker: queued poll, StoreRelay (chosen)',
-        value: fmt(r.rps),
-        baseline: `hello Worker ${fmt(h.rps)}`,
-        ratio: (r.rps / h.rps).toFixed(2),
-        target: '>= 0.5',
-        met: r.rps / h.rps >= 0.5,
-      },
-      {
-        id: 'worker_poll_per_call_vs_hello',
-        measurement: '8. Worker: queued poll, client per call',
-        value: fmt(p.rps),
-        baseline: `hello Worker ${fmt(h.rps)}`,
-        ratio: (p.rps / h.rps).toFixed(2),
-        target: 'info',
-        met: null,
-      },
+      ratioRow('worker_poll_relay_vs_hello', '8. Worker: queued poll, StoreRelay (chosen)', r.rps, h.rps, 'hello Worker', fmt, {
+        op: '>=',
+        value: 0.5,
+      }),
+      ratioRow('worker_poll_per_call_vs_hello', '8. Worker: queued poll, client per call', p.rps, h.rps, 'hello Worker', fmt, 'info'),
       {
         id: 'worker_redis_calls_per_poll',
         measurement: '8. Worker: Redis script calls per poll, StoreRelay (batched)',

@@ -148,41 +148,35 @@ describe('the Worker itself', () => {
     started.push(worker)
     const a = new Visitor()
     const b = new Visitor()
-    const app = { request: (u: string, init?: RequestInit) => worker.mf.dispatchFetch(u, init as never) as unknown as Promise<Response> }
+    const app = worker.app
     expect(((await (await a.request(app, '/x')).json()) as { url: string }).url).toBe('/x')
     expect(await b.status(app, 'demo')).toMatchObject({ state: 'queued', position: 1 })
     expect((await worker.request('/.well-known/jwks.json')).status).toBe(200)
   })
 
   it('also runs with a Redis client per call (ANTEROOM_WORKER_REDIS=per-call), the slower option the bench compares', async () => {
-    const worker = await startWorker({
-      script: inject('workerProductionScript'),
-      vars: {
-        ANTEROOM_ORIGIN: origin.url,
-        ANTEROOM_REDIS_URL: `${inject('redisUrl')}/996`,
-        ANTEROOM_QUEUE_SECRET: TEST_SECRET,
-        ANTEROOM_SIGNING_KEYS: JSON.stringify([await generateSigningJwk('per-call')]),
-        ANTEROOM_WORKER_REDIS: 'per-call',
-        ANTEROOM_ROOMS: JSON.stringify([{ id: 'pc', paths: ['/'], totalActiveUsers: 1, newUsersPerMinute: 60 }]),
-      },
-    })
+    // The production entry on Redis with its secrets set, and the given way to reach Redis.
+    const withRedis = async (mode: string) =>
+      startWorker({
+        script: inject('workerProductionScript'),
+        vars: {
+          ANTEROOM_ORIGIN: origin.url,
+          ANTEROOM_REDIS_URL: `${inject('redisUrl')}/996`,
+          ANTEROOM_QUEUE_SECRET: TEST_SECRET,
+          ANTEROOM_SIGNING_KEYS: JSON.stringify([await generateSigningJwk(mode)]),
+          ANTEROOM_WORKER_REDIS: mode,
+          ANTEROOM_ROOMS: JSON.stringify([{ id: 'pc', paths: ['/'], totalActiveUsers: 1, newUsersPerMinute: 60 }]),
+        },
+      })
+    const worker = await withRedis('per-call')
     started.push(worker)
-    const app = { request: (u: string, init?: RequestInit) => worker.mf.dispatchFetch(u, init as never) as unknown as Promise<Response> }
+    const app = worker.app
     expect(await new Visitor().status(app, 'pc')).toMatchObject({ state: 'admitted' })
     const second = new Visitor()
     expect(await second.status(app, 'pc')).toMatchObject({ state: 'queued', position: 1 })
     expect(await new Visitor().status(app, 'pc')).toMatchObject({ state: 'queued', position: 2 })
     expect(await second.status(app, 'pc')).toMatchObject({ state: 'queued', position: 1, waiting: 2 })
-    const bad = await startWorker({
-      script: inject('workerProductionScript'),
-      vars: {
-        ANTEROOM_ORIGIN: origin.url,
-        ANTEROOM_REDIS_URL: `${inject('redisUrl')}/996`,
-        ANTEROOM_QUEUE_SECRET: TEST_SECRET,
-        ANTEROOM_SIGNING_KEYS: JSON.stringify([await generateSigningJwk('x')]),
-        ANTEROOM_WORKER_REDIS: 'carrier-pigeon',
-      },
-    })
+    const bad = await withRedis('carrier-pigeon')
     started.push(bad)
     const res = await bad.request('/')
     expect(res.status).toBe(500)

@@ -142,7 +142,7 @@ export function workerRuntime(redisUrl: () => string): EdgeRuntime {
       const redis = new Redis(url, { maxRetriesPerRequest: 0, enableOfflineQueue: false })
       redis.on('error', () => {})
       return {
-        app: { request: (u, init) => worker.mf.dispatchFetch(u, init as never) as unknown as Promise<Response> },
+        app: worker.app,
         url: worker.url,
         clock,
         queue: new RedisQueueStore(redis, luaFromFiles()),

@@ -46,6 +46,8 @@ export interface WorkerInstance {
   mf: Miniflare
   /** A fetch into the Worker with any Host (the listener's address is only the socket). */
   request(path: string, init?: RequestInit): Promise<Response>
+  /** The same for a full URL, as a test visitor drives an app (RequestTarget in runtimes.ts). */
+  app: { request(url: string, init?: RequestInit): Promise<Response> }
   /** What the Worker wrote to stdout and stderr (its log), the last 64 KB. */
   output(): string
   close(): Promise<void>
@@ -85,10 +87,12 @@ export async function startWorker(o: WorkerOptions): Promise<WorkerInstance> {
   })
   const url = (await mf.ready).toString().replace(/\/$/, '')
   const base = o.base ?? 'http://shop.test'
+  const fetchUrl = (url: string, init?: RequestInit) => mf.dispatchFetch(url, init as never) as unknown as Promise<Response>
   return {
     url,
     mf,
-    request: (path, init) => mf.dispatchFetch(`${base}${path}`, init as never) as unknown as Promise<Response>,
+    request: (path, init) => fetchUrl(`${base}${path}`, init),
+    app: { request: fetchUrl },
     output: () => output,
     close: () => mf.dispose(),
   }
