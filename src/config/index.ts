@@ -28,6 +28,8 @@ export interface Config {
   simReportPath: string
   /** How often each edge samples every room for the admin chart, seconds; 0 turns it off. */
   historySampleSeconds: number
+  /** The largest request body the edge passes to the origin, bytes; larger ones get 413. */
+  maxBodyBytes: number
   /** Admin API and UI credentials: name and bearer token. Empty: `npm start` makes one. */
   adminUsers: { name: string; token: string }[]
 }
@@ -50,6 +52,15 @@ function port(value: unknown, field: string, fallback: number): number {
   if (value === undefined || value === '') return fallback
   const n = typeof value === 'string' ? Number(value) : value
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 65535) bad(field, 'must be a port number (0-65535)')
+  return n
+}
+
+/** 1 MiB unless set; between 0 (no bodies at all) and 1 GiB. */
+function bodyBytes(value: unknown): number {
+  if (value === undefined || value === '') return 1024 * 1024
+  const n = typeof value === 'string' ? Number(value) : value
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 1024 ** 3)
+    bad('ANTEROOM_MAX_BODY_BYTES', `must be a whole number of bytes between 0 and ${1024 ** 3}`)
   return n
 }
 
@@ -167,5 +178,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     adminUsers,
     simReportPath: pick('ANTEROOM_SIM_REPORT', 'simReportPath') ?? '.tmp/sim/last-report.html',
     historySampleSeconds: sampleSeconds(pick('ANTEROOM_HISTORY_SAMPLE_SECONDS', 'historySampleSeconds')),
+    maxBodyBytes: bodyBytes(pick('ANTEROOM_MAX_BODY_BYTES', 'maxBodyBytes')),
   })
 }

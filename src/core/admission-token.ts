@@ -17,6 +17,11 @@ export interface AdmissionClaims {
   /** Issued at and expiry, seconds (JWT convention). */
   iat: number
   exp: number
+  /**
+   * Issued without the store, by a room whose onStoreError is "open": nobody checked this visitor's
+   * place in line. Short-lived and never renewed; origins may apply their own policy to it.
+   */
+  open?: true
 }
 
 export interface SigningKey {
@@ -85,7 +90,7 @@ export class AdmissionTokens {
 
   async sign(claims: Omit<AdmissionClaims, 'iat'>, nowMs: number): Promise<string> {
     const key = this.keys[0] as SigningKey
-    return new SignJWT({ room: claims.room, arr: claims.arr })
+    return new SignJWT(claims.open ? { room: claims.room, arr: claims.arr, open: true } : { room: claims.room, arr: claims.arr })
       .setProtectedHeader({ alg: ADMISSION_ALG, kid: key.kid, typ: 'JWT' })
       .setIssuer(this.options.issuer)
       .setAudience(this.options.audience)
@@ -141,5 +146,7 @@ export class AdmissionTokens {
 function toClaims(p: JWTPayload): AdmissionClaims | undefined {
   if (typeof p.sub !== 'string' || typeof p.jti !== 'string' || typeof p.room !== 'string') return undefined
   if (typeof p.arr !== 'number' || typeof p.exp !== 'number' || typeof p.iat !== 'number') return undefined
-  return { sub: p.sub, jti: p.jti, room: p.room, arr: p.arr, iat: p.iat, exp: p.exp }
+  const claims: AdmissionClaims = { sub: p.sub, jti: p.jti, room: p.room, arr: p.arr, iat: p.iat, exp: p.exp }
+  if (p.open === true) claims.open = true
+  return claims
 }

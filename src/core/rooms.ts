@@ -1,26 +1,7 @@
-// Which room, if any, protects a request. Matching works on a canonical form of the host and path,
-// so that spellings an origin treats as the same resource (%73hop, /SHOP, //shop, /shop;x, a
-// trailing dot on the host) can never slip past a room.
+// Which room, if any, protects a request. Matching works on a canonical form of the host and on the
+// canonical path's key (core/path.ts), so that spellings an origin treats as the same resource
+// (%73hop, /SHOP, //shop, /x/../shop, a trailing dot on the host) can never slip past a room.
 import type { RoomSettings } from './settings.js'
-
-const UNRESERVED = /%(2[dD]|2[eE]|3[0-9]|[46][1-9a-fA-F]|[57][0-9aA]|5[fF]|7[eE])/g
-
-/** Decodes percent-escapes of unreserved characters and collapses repeated slashes. */
-export function forwardPath(pathname: string): string {
-  return pathname.replace(UNRESERVED, (esc) => String.fromCharCode(Number.parseInt(esc.slice(1), 16))).replace(/\/{2,}/g, '/')
-}
-
-/**
- * The form rooms are matched on: forwardPath, plus %2F read as a slash, ;parameters dropped from
- * each segment, and lower case. It may protect more than the origin distinguishes, never less.
- */
-export function matchPath(pathname: string): string {
-  return forwardPath(pathname.replace(/%2[fF]/g, '/'))
-    .split('/')
-    .map((segment) => segment.split(';')[0])
-    .join('/')
-    .toLowerCase()
-}
 
 /** Lower case, without port and trailing dot. */
 export function canonicalHost(host: string): string {

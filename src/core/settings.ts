@@ -1,5 +1,6 @@
 // Room settings: their shape, defaults and validation. Validation names the bad field.
 import { AnteroomError } from './errors.js'
+import { canonicalPath } from './path.js'
 
 export const ROOM_MODES = ['fifo', 'paused', 'passthrough', 'closed'] as const
 export type RoomMode = (typeof ROOM_MODES)[number]
@@ -75,7 +76,12 @@ function strings(input: Record<string, unknown>, key: 'hosts' | 'paths', where: 
     if (typeof item !== 'string' || item.length === 0 || item.length > 255) {
       fail(`${where}${key}[${i}]`, 'must be a non-empty string of at most 255 characters')
     }
-    if (key === 'paths' && !item.startsWith('/')) fail(`${where}${key}[${i}]`, 'must start with /')
+    if (key === 'paths') {
+      // Rooms are matched on canonical paths (core/path.ts), so a room's own path must be one.
+      const canonical = canonicalPath(item)
+      if (!canonical.ok) fail(`${where}${key}[${i}]`, `must be a plain path like /tickets: ${canonical.problem}`)
+      if (canonical.path !== item) fail(`${where}${key}[${i}]`, `must be written in canonical form: ${canonical.path}`)
+    }
     if (key === 'hosts' && !/^[a-z0-9.:-]+$/i.test(item)) fail(`${where}${key}[${i}]`, 'must be a host name')
     return key === 'hosts' ? item.toLowerCase().replace(/\.$/, '') : item
   })

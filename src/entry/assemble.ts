@@ -46,6 +46,8 @@ export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
     clock: p.clock,
     secure: (c) => p.config.secureCookies || p.scheme(c) === 'https',
     lastReport: p.lastReport,
+    clientIp: p.clientIp,
+    log: p.log,
   })
   const deps: EdgeDeps = {
     queue: p.queue,
@@ -55,6 +57,7 @@ export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
     origin: p.origin,
     clock: p.clock,
     secureCookies: p.config.secureCookies,
+    maxBodyBytes: p.config.maxBodyBytes,
     clientIp: p.clientIp,
     scheme: p.scheme,
     log: p.log,

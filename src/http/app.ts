@@ -4,11 +4,13 @@ import { type Context, Hono } from 'hono'
 import type { AdmissionClaims, AdmissionTokens } from '../core/admission-token.js'
 import { AnteroomError, isAnteroomError } from '../core/errors.js'
 import { newVisitorId, type QueueTokens } from '../core/queue-token.js'
-import { canonicalHost, forwardPath, hostServed, matchPath, matchRoom } from '../core/rooms.js'
+import { canonicalPath, isReserved } from '../core/path.js'
+import { canonicalHost, hostServed, matchRoom } from '../core/rooms.js'
 import { admissionLimits, ROOM_ID, type RoomSettings } from '../core/settings.js'
 import type { Clock } from '../ports/clock.js'
 import type { Origin, OriginResponse } from '../ports/origin.js'
 import type { PollResult, QueueStore } from '../ports/queue-store.js'
+import { limitedBody } from './body.js'
 import { admissionCookieName, JS_COOKIE, queueCookieName, readCookie, serializeCookie } from './cookies.js'
 import { requestHeadersForOrigin, responseHeadersForVisitor } from './forward-headers.js'
 import { errorPage, POLL_SCRIPT, type QueueView, queuePage } from './pages.js'
@@ -28,6 +30,8 @@ export interface EdgeDeps {
   scheme?: (c: Context) => 'http' | 'https'
   /** Mark cookies Secure even on plain HTTP (behind a TLS-terminating proxy). */
   secureCookies?: boolean
+  /** The largest request body passed to the origin, bytes (1 MiB when unset); larger ones get 413. */
+  maxBodyBytes?: number
   log?: (event: string, fields: Record<string, unknown>) => void
   /** The admin API and UI, mounted under /_anteroom (see admin/routes.ts). */
   // biome-ignore lint/suspicious/noExplicitAny: any Hono sub-app with its own variables
@@ -48,7 +52,7 @@ export interface StatusBody {
 type Decision =
   | { kind: 'wait'; view: QueueView; status: number; cookies: string[] }
   | { kind: 'admit'; token: string; cookies: string[]; status: StatusBody }
-  | { kind: 'open'; cookies: string[] }
+  | { kind: 'open'; token: string; cookies: string[] }
 
 const NO_STORE = 'no-store'
 
@@ -71,6 +75,8 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
   const storeNow = () => deps.clock?.now()
   const log = deps.log ?? (() => {})
   const scriptHash = sha256Base64(POLL_SCRIPT)
+  const maxBodyBytes = deps.maxBodyBytes ?? 1024 * 1024
+  const tooLarge = () => new AnteroomError('ERR_BODY_TOO_LARGE', `The request body is larger than ${maxBodyBytes} bytes.`)
 
   /** What the edge needs to know about a request, worked out once. */
   interface Incoming {
@@ -80,6 +86,8 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     secure: boolean
     /** Canonical host, for room matching. */
     host: string
+    /** The canonical path in lower case: what rooms are matched on (core/path.ts). */
+    pathKey: string
     /** The path and query sent to the origin: the canonical path that rooms were matched against. */
     originPath: string
     /** The Cookie header, read once for the queue, admission and script cookies. */
@@ -88,13 +96,18 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
 
   function incoming(c: Context): Incoming {
     const url = new URL(c.req.url)
+    const path = canonicalPath(url.pathname)
+    if (!path.ok) throw new AnteroomError('ERR_BAD_PATH', `This address cannot be served: ${path.problem}.`, { field: 'path' })
+    // Two Host headers reach the app joined by a comma; an origin might read either one.
+    if (c.req.header('host')?.includes(',')) throw new AnteroomError('ERR_BAD_REQUEST', 'The request has more than one Host header.')
     const proto = deps.scheme?.(c) ?? 'http'
     return {
       url,
       proto,
       secure: deps.secureCookies === true || proto === 'https',
       host: canonicalHost(url.host),
-      originPath: forwardPath(url.pathname) + url.search,
+      pathKey: path.key,
+      originPath: path.path + url.search,
       cookie: c.req.header('cookie') ?? null,
     }
   }
@@ -149,7 +162,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     } catch (err) {
       if (!isAnteroomError(err, 'ERR_STORE_UNAVAILABLE')) throw err
       log('store_unavailable', { room: room.id, policy: room.onStoreError })
-      if (room.onStoreError === 'open') return { kind: 'open', cookies: [] }
+      if (room.onStoreError === 'open') return openAdmission(room, visitor, ticket?.arrival, now, secure)
       const status = noPlace(room, 'busy')
       return { kind: 'wait', view: viewOf(room, status), status: 503, cookies: [] }
     }
@@ -180,7 +193,8 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     const claims = await deps.admissionTokens.verify(token, room.id, now)
     if (claims === undefined || token === undefined) return undefined
     const nowSec = now / 1000
-    if (nowSec < claims.iat + (claims.exp - claims.iat) / 2) return { token, cookies: [] }
+    // An open admission is never renewed: once it lapses, the visitor's queue token takes them back in line.
+    if (claims.open || nowSec < claims.iat + (claims.exp - claims.iat) / 2) return { token, cookies: [] }
     try {
       const renewed = await deps.queue.renew({
         room: room.id,
@@ -201,7 +215,15 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     }
   }
 
-  async function forward(c: Context, req: Incoming, admissionToken: string | undefined, cookies: string[]): Promise<Response> {
+  async function forward(
+    c: Context,
+    req: Incoming,
+    room: RoomSettings | undefined,
+    admissionToken: string | undefined,
+    cookies: string[],
+  ): Promise<Response> {
+    const body = limitedBody(c.req.raw, maxBodyBytes)
+    if (body.tooLarge) throw tooLarge()
     const headers = requestHeadersForOrigin(c.req.raw.headers, {
       clientIp: deps.clientIp?.(c),
       proto: req.proto,
@@ -215,11 +237,11 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
         method,
         path: req.originPath,
         headers,
-        body: method === 'GET' || method === 'HEAD' ? null : c.req.raw.body,
+        body: body.stream,
       })
     } catch (err) {
       // A visitor admitted on this very request keeps their admission even if the origin failed.
-      const out = errorResponse(c, err)
+      const out = errorResponse(c, body.overflowed() ? tooLarge() : err)
       for (const cookie of cookies) out.headers.append('set-cookie', cookie)
       return out
     }
@@ -227,7 +249,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     if (res.status < 200 || res.status > 599) {
       return errorResponse(c, new AnteroomError('ERR_ORIGIN_UNREACHABLE', `The origin answered with status ${res.status}`))
     }
-    return new Response(res.body, { status: res.status, headers: responseHeadersForVisitor(res.headers, cookies) })
+    return new Response(res.body, { status: res.status, headers: responseHeadersForVisitor(res.headers, cookies, room !== undefined) })
   }
 
   async function respondWait(req: Incoming, d: Extract<Decision, { kind: 'wait' }>, json: boolean): Promise<Response> {
@@ -256,19 +278,27 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     return accept.includes('application/json') && !accept.includes('text/html')
   }
 
-  // onStoreError=open: the room lets traffic through without the store. The origin still gets a
-  // short-lived admission token, so it can tell these requests apart from forged ones. One token per
-  // room is reused for 30 s, so an outage does not add an ECDSA signature to every request.
-  const openTokens = new Map<string, { token: string; until: number }>()
-  async function openAdmission(room: RoomSettings, now: number): Promise<string> {
-    const cached = openTokens.get(room.id)
-    if (cached !== undefined && cached.until > now) return cached.token
-    const token = await deps.admissionTokens.sign(
-      { sub: 'store-unavailable', jti: newVisitorId(), room: room.id, arr: now, exp: Math.floor(now / 1000) + 60 },
-      now,
-    )
-    openTokens.set(room.id, { token, until: now + 30_000 })
-    return token
+  /**
+   * onStoreError=open: the room lets traffic through without the store. Each visitor keeps their own
+   * identity (the visitor id of their queue token, or a new one), and the token says `open`, so an
+   * origin can tell these admissions apart and apply its own policy. It lasts 60 s and is kept in the
+   * visitor's cookie, so a visitor costs one signature a minute; the queue token is re-signed to outlast
+   * it, so the visitor's place in line is still theirs when the store is back.
+   */
+  async function openAdmission(
+    room: RoomSettings,
+    visitor: string,
+    arrival: number | undefined,
+    now: number,
+    secure: boolean,
+  ): Promise<Extract<Decision, { kind: 'open' }>> {
+    const since = arrival ?? now * 1000
+    const claims = { sub: visitor, jti: newVisitorId(), room: room.id, arr: Math.floor(since / 1000), exp: Math.floor(now / 1000) + 60, open: true as const }
+    const { token, cookie } = await admissionCookie(room, claims, now, secure)
+    const keepMs = 60_000 + room.abandonAfterSeconds * 1000
+    const queueToken = await deps.queueTokens.sign({ room: room.id, visitor, arrival: since, expires: now + keepMs })
+    const place = serializeCookie(queueCookieName(room.id), queueToken, { maxAgeSeconds: keepMs / 1000, secure })
+    return { kind: 'open', token, cookies: [cookie, place] }
   }
 
   app.get('/.well-known/jwks.json', (c) => {
@@ -308,22 +338,26 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
   })
 
   app.all('*', async (c) => {
+    const method = c.req.method
+    if (method === 'TRACE' || method === 'TRACK') throw new AnteroomError('ERR_METHOD_NOT_ALLOWED', `${method} is not served here.`)
     const req = incoming(c)
+    // The edge's own prefix, in any spelling the routes above did not serve, is never the origin's.
+    if (isReserved(req.pathKey)) throw new AnteroomError('ERR_NOT_FOUND', 'No such Anteroom endpoint')
     const rooms = deps.rooms.rooms()
     if (!hostServed(rooms, req.host)) throw new AnteroomError('ERR_HOST_NOT_SERVED', 'This site is not served here')
-    const room = matchRoom(rooms, req.host, matchPath(req.url.pathname))
-    if (room === undefined) return forward(c, req, undefined, [])
+    const room = matchRoom(rooms, req.host, req.pathKey)
+    if (room === undefined) return forward(c, req, undefined, undefined, [])
     const admitted = await checkAdmission(room, req)
-    if (admitted) return forward(c, req, admitted.token, admitted.cookies)
+    if (admitted) return forward(c, req, room, admitted.token, admitted.cookies)
     const d = await poll(room, req)
     if (d.kind === 'wait') return respondWait(req, d, wantsJson(c))
-    if (d.kind === 'open') return forward(c, req, await openAdmission(room, edgeNow()), [])
+    if (d.kind === 'open') return forward(c, req, room, d.token, d.cookies)
     if (wantsJson(c)) {
       const headers = new Headers({ 'content-type': 'application/json; charset=utf-8', 'cache-control': NO_STORE })
       for (const cookie of d.cookies) headers.append('set-cookie', cookie)
       return new Response(JSON.stringify(d.status), { headers })
     }
-    return forward(c, req, d.token, d.cookies)
+    return forward(c, req, room, d.token, d.cookies)
   })
 
   function errorResponse(c: Context, err: unknown): Response {
@@ -349,8 +383,19 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
           detail = err.message
           break
         case 'ERR_BAD_REQUEST':
+        case 'ERR_BAD_PATH':
           status = 400
           title = 'Bad request'
+          detail = err.message
+          break
+        case 'ERR_METHOD_NOT_ALLOWED':
+          status = 405
+          title = 'Method not allowed'
+          detail = err.message
+          break
+        case 'ERR_BODY_TOO_LARGE':
+          status = 413
+          title = 'Too much data'
           detail = err.message
           break
         case 'ERR_HOST_NOT_SERVED':
@@ -363,6 +408,8 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     if (status === 500)
       log('error', { message: err instanceof Error ? err.message : String(err), code: isAnteroomError(err) ? err.code : undefined })
     const headers = new Headers({ 'cache-control': NO_STORE })
+    if (status === 405) headers.set('allow', 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS')
+    if (status === 413) headers.set('connection', 'close')
     if (json) {
       const code = isAnteroomError(err) ? err.code : 'ERR_INTERNAL'
       headers.set('content-type', 'application/json; charset=utf-8')

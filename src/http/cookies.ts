@@ -16,14 +16,22 @@ export function readCookie(header: string | null, name: string): string | undefi
   return undefined
 }
 
-/** Removes every cookie whose name starts with `prefix`; returns null when none is left. */
+/**
+ * Removes every cookie whose name starts with `prefix` as any origin may read it: in any case, and
+ * with the dots, spaces, brackets and dashes that PHP turns into `_`. Returns null when none is left.
+ */
 export function withoutCookies(header: string | null, prefix: string): string | null {
   if (header === null) return null
   const kept = header
     .split(';')
     .map((p) => p.trim())
-    .filter((p) => p.length > 0 && !p.startsWith(prefix))
+    .filter((p) => p.length > 0 && !cookieName(p).startsWith(prefix))
   return kept.length === 0 ? null : kept.join('; ')
+}
+
+function cookieName(pair: string): string {
+  const eq = pair.indexOf('=')
+  return (eq < 0 ? pair : pair.slice(0, eq)).trim().toLowerCase().replace(/[ .[-]/g, '_')
 }
 
 export interface CookieOptions {

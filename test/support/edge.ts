@@ -13,6 +13,8 @@ export interface TestEdgeOptions {
   signingKeys?: unknown[]
   /** ANTEROOM_ADMIN_TOKENS: "name:token,name:token". */
   adminTokens?: string
+  /** ANTEROOM_MAX_BODY_BYTES. */
+  maxBodyBytes?: number
 }
 
 export async function testEdge(o: TestEdgeOptions): Promise<Edge> {
@@ -22,6 +24,7 @@ export async function testEdge(o: TestEdgeOptions): Promise<Edge> {
     ANTEROOM_REDIS_URL: o.redisUrl,
     ANTEROOM_SIGNING_KEYS: o.signingKeys ? JSON.stringify(o.signingKeys) : undefined,
     ANTEROOM_ADMIN_TOKENS: o.adminTokens,
+    ANTEROOM_MAX_BODY_BYTES: o.maxBodyBytes?.toString(),
   })
   return buildEdge(config, { originUrl: o.originUrl, clock: o.clock })
 }

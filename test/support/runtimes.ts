@@ -46,6 +46,8 @@ export interface StartOptions {
   t0?: number
   /** ANTEROOM_ADMIN_TOKENS: "name:token,...". */
   adminTokens?: string
+  /** ANTEROOM_MAX_BODY_BYTES. */
+  maxBodyBytes?: number
 }
 
 export interface EdgeRuntime {
@@ -93,6 +95,7 @@ export const nodeRuntime: EdgeRuntime = {
       clock: manual,
       signingKeys: o.signingKeys,
       adminTokens: o.adminTokens,
+      maxBodyBytes: o.maxBodyBytes,
     })
     return {
       app: edge.app,
@@ -135,6 +138,7 @@ export function workerRuntime(redisUrl: () => string): EdgeRuntime {
           ANTEROOM_SIGNING_KEYS: JSON.stringify(o.signingKeys ?? [await testSigningKey()]),
           ANTEROOM_HISTORY_SAMPLE_SECONDS: '0',
           ANTEROOM_ADMIN_TOKENS: o.adminTokens,
+          ANTEROOM_MAX_BODY_BYTES: o.maxBodyBytes?.toString(),
         },
       })
       const clock = new WorkerClock(worker, o.t0 ?? T0)
