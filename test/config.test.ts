@@ -40,7 +40,19 @@ describe('config', () => {
       /rooms\[0\]\.mode: must be one of fifo, paused, passthrough, closed/,
     ],
     [{ ANTEROOM_ROOMS: JSON.stringify([{ ...room, id: 'Bad Id' }]) }, /rooms\[0\]\.id: must be 1-32 lower-case/],
-    [{ ANTEROOM_ROOMS: JSON.stringify([{ ...room, paths: ['no-slash'] }]) }, /rooms\[0\]\.paths\[0\]: must start with \//],
+    [
+      { ANTEROOM_ROOMS: JSON.stringify([{ ...room, paths: ['no-slash'] }]) },
+      /rooms\[0\]\.paths\[0\]: must be a plain path like \/tickets: the path must start with \//,
+    ],
+    [
+      { ANTEROOM_ROOMS: JSON.stringify([{ ...room, paths: ['/a/../b'] }]) },
+      /rooms\[0\]\.paths\[0\]: must be written in canonical form: \/b/,
+    ],
+    [
+      { ANTEROOM_ROOMS: JSON.stringify([{ ...room, paths: ['/a%2fb'] }]) },
+      /rooms\[0\]\.paths\[0\]: must be a plain path like \/tickets: the path has an encoded/,
+    ],
+    [{ ANTEROOM_MAX_BODY_BYTES: '-1' }, /ANTEROOM_MAX_BODY_BYTES: must be a whole number of bytes/],
     [{ ANTEROOM_ROOMS: JSON.stringify([{ ...room, colour: 'red' }]) }, /rooms\[0\]\.colour: is not a known setting/],
     [
       { ANTEROOM_ROOMS: JSON.stringify([{ ...room, refreshSeconds: 30, abandonAfterSeconds: 40 }]) },

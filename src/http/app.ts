@@ -3,8 +3,8 @@
 import { type Context, Hono } from 'hono'
 import type { AdmissionClaims, AdmissionTokens } from '../core/admission-token.js'
 import { AnteroomError, isAnteroomError } from '../core/errors.js'
-import { newVisitorId, type QueueTokens } from '../core/queue-token.js'
 import { canonicalPath, isReserved } from '../core/path.js'
+import { newVisitorId, type QueueTokens } from '../core/queue-token.js'
 import { canonicalHost, hostServed, matchRoom } from '../core/rooms.js'
 import { admissionLimits, ROOM_ID, type RoomSettings } from '../core/settings.js'
 import type { Clock } from '../ports/clock.js'
@@ -293,7 +293,14 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     secure: boolean,
   ): Promise<Extract<Decision, { kind: 'open' }>> {
     const since = arrival ?? now * 1000
-    const claims = { sub: visitor, jti: newVisitorId(), room: room.id, arr: Math.floor(since / 1000), exp: Math.floor(now / 1000) + 60, open: true as const }
+    const claims = {
+      sub: visitor,
+      jti: newVisitorId(),
+      room: room.id,
+      arr: Math.floor(since / 1000),
+      exp: Math.floor(now / 1000) + 60,
+      open: true as const,
+    }
     const { token, cookie } = await admissionCookie(room, claims, now, secure)
     const keepMs = 60_000 + room.abandonAfterSeconds * 1000
     const queueToken = await deps.queueTokens.sign({ room: room.id, visitor, arrival: since, expires: now + keepMs })

@@ -31,7 +31,10 @@ export function withoutCookies(header: string | null, prefix: string): string | 
 
 function cookieName(pair: string): string {
   const eq = pair.indexOf('=')
-  return (eq < 0 ? pair : pair.slice(0, eq)).trim().toLowerCase().replace(/[ .[-]/g, '_')
+  return (eq < 0 ? pair : pair.slice(0, eq))
+    .trim()
+    .toLowerCase()
+    .replace(/[ .[-]/g, '_')
 }
 
 export interface CookieOptions {

@@ -456,7 +456,7 @@ export function edgeHttpContract(runtime: EdgeRuntime): void {
       const { app } = await edgeWith([room({ id: 'shop', paths: ['/shop'] })])
       const forged = {
         anteroom_admission: 'forged-underscore',
-        'Anteroom_Admission_': 'forged-trailing',
+        Anteroom_Admission_: 'forged-trailing',
         'anteroom-anything': 'ours',
         forwarded: 'for=6.6.6.6;proto=https',
         'x-forwarded-for': '6.6.6.6',
@@ -506,7 +506,9 @@ export function edgeHttpContract(runtime: EdgeRuntime): void {
       const { app } = await edgeWith([room({ id: 'shop', paths: ['/shop'] })])
       const seen = (await (
         await new Visitor().request(app, '/free/c', {
-          headers: { cookie: 'theme=dark; anteroom_admin=s1.admin.x.y.z; Anteroom_A_shop=x; anteroom.a.shop=y; ANTEROOM_Q_shop=z; lang=en' },
+          headers: {
+            cookie: 'theme=dark; anteroom_admin=s1.admin.x.y.z; Anteroom_A_shop=x; anteroom.a.shop=y; ANTEROOM_Q_shop=z; lang=en',
+          },
         })
       ).json()) as Echo
       expect(seen.headers.cookie).toBe('theme=dark; lang=en')
@@ -534,7 +536,7 @@ export function edgeHttpContract(runtime: EdgeRuntime): void {
       expect(origin.requests.length).toBe(before)
     })
 
-    it('never lets a shared cache keep a response on a room\'s path, and never one that sets an Anteroom cookie', async () => {
+    it("never lets a shared cache keep a response on a room's path, and never one that sets an Anteroom cookie", async () => {
       const { app } = await edgeWith([room({ id: 'shop', paths: ['/shop'] })])
       const v = new Visitor()
       // Admitted on this request: the response carries the admission cookie.
@@ -549,7 +551,8 @@ export function edgeHttpContract(runtime: EdgeRuntime): void {
       const plain = await v.request(app, '/shop/plain')
       expect(plain.headers.get('cache-control')).toBe('private')
       for (const res of [first, later]) {
-        for (const name of ['cdn-cache-control', 'cloudflare-cdn-cache-control', 'surrogate-control']) expect(res.headers.get(name), name).toBeNull()
+        for (const name of ['cdn-cache-control', 'cloudflare-cdn-cache-control', 'surrogate-control'])
+          expect(res.headers.get(name), name).toBeNull()
       }
       // Unprotected paths keep the origin's public caching.
       const free = await new Visitor().request(app, '/free/cache-public')
@@ -635,7 +638,12 @@ export function edgeHttpContract(runtime: EdgeRuntime): void {
 
       // Open: each visitor is let through as themselves, with a token that says it was issued without the store.
       const claimsOf = (token: string | undefined) =>
-        JSON.parse(Buffer.from((token ?? '').split('.')[1] ?? '', 'base64url').toString()) as { sub: string; open?: boolean; exp: number; iat: number }
+        JSON.parse(Buffer.from((token ?? '').split('.')[1] ?? '', 'base64url').toString()) as {
+          sub: string
+          open?: boolean
+          exp: number
+          iat: number
+        }
       const openVisitor = new Visitor()
       const through = await openVisitor.request(app, '/lenient/b')
       expect(through.status).toBe(200)
