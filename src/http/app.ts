@@ -238,6 +238,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
         path: req.originPath,
         headers,
         body: body.stream,
+        signal: body.signal,
       })
     } catch (err) {
       // A visitor admitted on this very request keeps their admission even if the origin failed.

@@ -9,6 +9,11 @@ export interface LimitedBody {
   tooLarge: boolean
   /** Whether the stream was cut off at the limit (the origin request then failed because of it). */
   overflowed(): boolean
+  /**
+   * Aborted when the body passes the limit. The origin request must take it: an erroring stream
+   * alone ends workerd's outgoing body as if it were complete.
+   */
+  signal?: AbortSignal
 }
 
 const NONE: LimitedBody = { stream: null, tooLarge: false, overflowed: () => false }
@@ -23,6 +28,7 @@ export function limitedBody(request: Request, limit: number): LimitedBody {
   }
   let total = 0
   let overflowed = false
+  const abort = new AbortController()
   const reader = request.body.getReader()
   const stream = new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -31,6 +37,7 @@ export function limitedBody(request: Request, limit: number): LimitedBody {
       total += value.byteLength
       if (total > limit) {
         overflowed = true
+        abort.abort()
         controller.error(new Error('request body over the limit'))
         await reader.cancel().catch(() => {})
         return
@@ -41,5 +48,5 @@ export function limitedBody(request: Request, limit: number): LimitedBody {
       return reader.cancel(reason)
     },
   })
-  return { stream, tooLarge: false, overflowed: () => overflowed }
+  return { stream, tooLarge: false, overflowed: () => overflowed, signal: abort.signal }
 }

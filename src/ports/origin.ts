@@ -7,6 +7,8 @@ export interface ForwardRequest {
   /** Lower-case names, already filtered for the origin. */
   headers: Record<string, string>
   body: ReadableStream<Uint8Array> | null
+  /** Aborts the request (the edge cut the body off at its limit). */
+  signal?: AbortSignal
 }
 
 export interface OriginResponse {

@@ -32,6 +32,7 @@ export class FetchOrigin implements Origin {
     for (const [name, value] of Object.entries(request.headers)) if (!FETCH_OWNED.has(name)) headers.set(name, value)
     const abort = new AbortController()
     const timer = setTimeout(() => abort.abort(), this.options.headersTimeout ?? 30_000)
+    request.signal?.addEventListener('abort', () => abort.abort(), { once: true })
     let res: Response
     try {
       res = await this.fetch(target, {

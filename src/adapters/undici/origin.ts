@@ -62,6 +62,7 @@ export class UndiciOrigin implements Origin {
         method: request.method as 'GET',
         headers: request.headers,
         body: request.body === null ? null : Readable.fromWeb(request.body as import('node:stream/web').ReadableStream),
+        signal: request.signal,
       })
     } catch (cause) {
       if (isTimeout(cause)) throw new AnteroomError('ERR_ORIGIN_TIMEOUT', 'The origin did not answer in time', { cause })
