@@ -662,7 +662,11 @@ async function crowdRound(
     winners.map(async (w) => {
       const res = await app.request(`/holds/${w.body.hold?.id}/confirm`, {
         method: 'POST',
-        headers: { 'anteroom-admission': w.visitor.token, 'idempotency-key': `pay-${event}-${w.visitor.id}` },
+        headers: {
+          'anteroom-admission': w.visitor.token,
+          'content-type': 'application/json',
+          'idempotency-key': `pay-${event}-${w.visitor.id}`,
+        },
       })
       await res.arrayBuffer()
       return { status: res.status, ms: performance.now() - c0 }

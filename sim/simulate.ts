@@ -309,7 +309,8 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     const h: Record<string, string> = { accept: 'application/json', ...headers }
     const ck = cookieHeader(jar)
     if (ck) h.cookie = ck
-    if (body !== undefined) h['content-type'] = 'application/json'
+    // The booking origin takes JSON only, and a POST must say so even without a body.
+    if (body !== undefined || method === 'POST') h['content-type'] = 'application/json'
     const res = await request(`${stack.edgeUrl}${path}`, {
       method: method as 'GET',
       headers: h,

@@ -69,12 +69,37 @@ describe('edge in front of the booking origin', () => {
     })
     expect(hold.status).toBe(201)
     const { hold: h } = (await hold.json()) as { hold: { id: string } }
-    const paid = await go(`/holds/${h.id}/confirm`, { method: 'POST', headers: { 'idempotency-key': `flow-${h.id}` } })
+    const paid = await go(`/holds/${h.id}/confirm`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': `flow-${h.id}` },
+    })
     expect(paid.status).toBe(200)
     expect(await paid.json()).toMatchObject({ booked: true, tickets: wanted.map((seat) => ({ seat })) })
     const invariant = (await (await go('/events/demo/invariant')).json()) as { ok: boolean; sold: number }
     expect(invariant.ok).toBe(true)
     expect(invariant.sold).toBeGreaterThanOrEqual(2)
+  })
+
+  it('through the edge, a form-encoded or text/plain post is a 415 and an oversized body a 413', async () => {
+    const go = browser()
+    expect((await go('/events/demo/seats')).status).toBe(200)
+    for (const [type, body] of [
+      ['application/x-www-form-urlencoded', 'seats=A9'],
+      ['text/plain', '{"seats": ["A9"]}'],
+    ]) {
+      const res = await go('/events/demo/holds', { method: 'POST', headers: { 'content-type': type as string }, body })
+      expect(res.status, type).toBe(415)
+      expect(await res.json()).toMatchObject({ error: { code: 'ERR_UNSUPPORTED_MEDIA_TYPE' } })
+    }
+    const big = await go('/events/demo/holds', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ seats: Array.from({ length: 10_000 }, (_, i) => `A${i}`) }),
+    })
+    expect(big.status).toBe(413)
+    expect(await big.json()).toMatchObject({ error: { code: 'ERR_BODY_TOO_LARGE' } })
+    const seats = (await (await go('/events/demo/seats')).json()) as { seats: { seat: string; status: string }[] }
+    expect(seats.seats.find((s) => s.seat === 'A9')?.status).toBe('free')
   })
 
   it('the origin itself refuses requests that did not come through the waiting room', async () => {

@@ -1,10 +1,13 @@
 // createOriginApp: the booking origin behind the waiting room. Every route requires a valid
 // admission; the visitor in the token (sub) holds whatever seats they claim. PostgreSQL decides
-// every claim (see ../adapters/postgres/sql); payment happens outside any transaction.
+// every claim (see ../adapters/postgres/sql); payment happens outside any transaction. Bodies are
+// JSON only and at most MAX_BODY_BYTES (./body.ts). Open admissions (issued by the edge without
+// its store) are accepted like any other, each visitor under their own sub, and logged on a hold.
 import { type Context, Hono } from 'hono'
 import { AnteroomError, isAnteroomError } from '../core/errors.js'
 import type { PaymentProvider } from '../ports/payments.js'
 import type { EventInfo, Hold, SeatStore, StoredAnswer } from '../ports/seat-store.js'
+import { type BodyEnv, jsonBodies } from './body.js'
 import { demoPage } from './page.js'
 import { type Admission, type AdmissionCheckOptions, requireAdmission } from './verify.js'
 
@@ -17,7 +20,9 @@ export interface OriginDeps {
   log?: (event: string, fields: Record<string, unknown>) => void
 }
 
-type Env = { Variables: { admission: Admission } }
+type Env = { Variables: { admission: Admission } & BodyEnv['Variables'] }
+
+const utf8 = new TextDecoder('utf-8', { fatal: true })
 
 const MAX_SEATS_PER_REQUEST = 50
 const SEAT_NAME = /^[A-Za-z0-9-]{1,16}$/
@@ -29,10 +34,10 @@ function problem(c: Context, status: number, code: string, message: string, extr
 }
 
 /** Parses {"seats": [...]}, naming the problem in the 400. */
-async function readSeats(c: Context, event: EventInfo): Promise<string[] | Response> {
+function readSeats(c: Context<Env>, event: EventInfo): string[] | Response {
   let body: unknown
   try {
-    body = await c.req.json()
+    body = JSON.parse(utf8.decode(c.get('body')))
   } catch {
     return problem(c, 400, 'ERR_BODY', 'The body must be JSON like {"seats": ["A1", "A2"]}')
   }
@@ -56,6 +61,7 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
   const repeatWaitMs = deps.repeatWaitMs ?? 10_000
 
   app.use('*', requireAdmission(deps.admission))
+  app.use('*', jsonBodies())
 
   /** The event, if it exists and the visitor's admission is for its room. */
   async function eventFor(c: Context<Env>): Promise<EventInfo | Response> {
@@ -85,11 +91,14 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
   app.post('/events/:event/holds', async (c) => {
     const event = await eventFor(c)
     if (event instanceof Response) return event
-    const seats = await readSeats(c, event)
+    const seats = readSeats(c, event)
     if (seats instanceof Response) return seats
-    const outcome = await store.hold({ event, holder: c.get('admission').sub, seats })
+    const admission = c.get('admission')
+    const outcome = await store.hold({ event, holder: admission.sub, seats })
     switch (outcome.kind) {
       case 'held':
+        // Open admissions are the edge failing open (its store was down): worth knowing afterwards.
+        if (admission.open) deps.log?.('hold_open_admission', { event: event.id, hold: outcome.hold.id, seats: seats.length })
         return c.json({ hold: { id: outcome.hold.id, seats: outcome.hold.seats, expiresAt: outcome.hold.expiresAt } }, 201)
       case 'taken':
         return problem(c, 409, 'ERR_SEATS_TAKEN', `Taken: ${outcome.taken.join(', ') || 'some of these seats'}`, {

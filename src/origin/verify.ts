@@ -11,8 +11,12 @@ import type { AdmissionClaims } from '../core/admission-token.js'
 
 export const ADMISSION_HEADER = 'anteroom-admission'
 
-/** The claims of a verified admission token. */
-export type Admission = AdmissionClaims
+/**
+ * The claims of a verified admission token. `open` is true for an "open" admission: one the edge
+ * issued without its store (Redis was unavailable and the room says onStoreError: "open"). It is
+ * the visitor's own (own `sub`) but short (60 s) and nobody was counted in line for it.
+ */
+export type Admission = Omit<AdmissionClaims, 'open'> & { open: boolean }
 
 export interface AdmissionCheckOptions {
   jwksUrl: string | URL
@@ -20,6 +24,12 @@ export interface AdmissionCheckOptions {
   audience: string
   /** Accept only tokens for this room. */
   room?: string
+  /**
+   * Open admissions (claim `"open": true`, issued by a room whose onStoreError is "open" while the
+   * edge's store was down): 'accept' (the default) lets them through with `admission.open` set;
+   * 'refuse' answers 401 ERR_ADMISSION_OPEN.
+   */
+  openAdmissions?: 'accept' | 'refuse'
   /** For tests: a key set to use instead of fetching jwksUrl. */
   keys?: JWTVerifyGetKey
 }
@@ -32,6 +42,8 @@ function reject(code: string, reason: string, status: 401 | 503 = 401): Admissio
 
 /** Returns a function that checks one token. Algorithms are pinned to ES256. */
 export function admissionVerifier(options: AdmissionCheckOptions): (token: string | undefined | null) => Promise<AdmissionCheck> {
+  if (options.openAdmissions !== undefined && options.openAdmissions !== 'accept' && options.openAdmissions !== 'refuse')
+    throw new TypeError(`openAdmissions: must be "accept" or "refuse", got ${JSON.stringify(options.openAdmissions)}`)
   const keys =
     options.keys ??
     createRemoteJWKSet(new URL(options.jwksUrl), { timeoutDuration: 5000, cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000 })
@@ -46,7 +58,7 @@ export function admissionVerifier(options: AdmissionCheckOptions): (token: strin
         audience: options.audience,
         requiredClaims: ['sub', 'jti', 'exp', 'iat'],
       })
-      const { sub, jti, room, arr, iat, exp } = payload as Record<string, unknown>
+      const { sub, jti, room, arr, iat, exp, open } = payload as Record<string, unknown>
       if (
         typeof sub !== 'string' ||
         typeof jti !== 'string' ||
@@ -58,7 +70,13 @@ export function admissionVerifier(options: AdmissionCheckOptions): (token: strin
       }
       if (options.room !== undefined && room !== options.room)
         return reject('ERR_ADMISSION_WRONG_ROOM', 'The admission is for another room')
-      return { ok: true, admission: { sub, jti, room, arr: typeof arr === 'number' ? arr : 0, iat, exp } }
+      if (open === true && options.openAdmissions === 'refuse') {
+        return reject(
+          'ERR_ADMISSION_OPEN',
+          "This admission was issued while the waiting room's store was unavailable (an open admission), and this service accepts only admissions from the line; please try again in a minute",
+        )
+      }
+      return { ok: true, admission: { sub, jti, room, arr: typeof arr === 'number' ? arr : 0, iat, exp, open: open === true } }
     } catch (err) {
       if (err instanceof errors.JWTExpired) return reject('ERR_ADMISSION_EXPIRED', 'The admission has expired')
       if (err instanceof errors.JWTClaimValidationFailed)
