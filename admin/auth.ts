@@ -16,7 +16,8 @@ export class AdminAuth {
   constructor(
     private readonly users: readonly AdminUser[],
     private readonly mac: Mac,
-    private readonly sessions: AdminSessions,
+    /** The store of ended sessions and failed sign-ins (shared by every edge). */
+    readonly sessions: AdminSessions,
   ) {}
 
   /** The admin whose token this is, compared in constant time. */

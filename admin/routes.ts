@@ -1,6 +1,7 @@
 // The admin API (/_anteroom/api/...) and UI (/_anteroom/admin): event managers read and change
 // room settings live, watch the numbers, and pause, close or clear a room. Every route needs
 // credentials; every change is validated, compare-and-set on the room's revision, and audited.
+// Failed sign-ins and wrong bearer tokens are throttled per client address and account (throttle.ts).
 import { type Context, Hono } from 'hono'
 import { AnteroomError, isAnteroomError } from '../src/core/errors.js'
 import { safeEqual } from '../src/core/queue-token.js'
@@ -13,6 +14,7 @@ import type { Clock } from '../src/ports/clock.js'
 import type { QueueStore } from '../src/ports/queue-store.js'
 import type { SettingsStore, VersionedRoom } from '../src/ports/settings-store.js'
 import { ADMIN_COOKIE, type AdminAuth } from './auth.js'
+import { accountKey, addressKey, describeWait, SignInThrottle } from './throttle.js'
 
 export interface AdminAssets {
   html: string
@@ -32,11 +34,20 @@ export interface AdminDeps {
   secure?: (c: Context) => boolean
   /** The last report of `npm run simulate`, if there is one. */
   lastReport?: () => Promise<string | undefined>
+  /** The client address (Node socket, cf-connecting-ip): failed sign-ins are counted per address. */
+  clientIp?: (c: Context) => string | undefined
+  /** Structured log lines (failed sign-ins); never given a token. */
+  log?: (event: string, fields: Record<string, unknown>) => void
 }
 
 type Env = { Variables: { who: string; viaCookie: boolean } }
 
 const MAX_BODY = 16_384
+/** A bulk end carries up to MAX_BULK visitor ids of up to 64 characters. */
+const MAX_BULK = 1000
+const MAX_BULK_BODY = 80_000
+const VISITOR_ID = /^[A-Za-z0-9_-]{1,64}$/
+const ACCOUNT_NAME = /^[A-Za-z0-9_.@-]{1,64}$/
 const NO_STORE = 'no-store'
 const etag = (rev: number) => `"rev-${rev}"`
 
@@ -45,9 +56,9 @@ function problem(c: Context, status: number, code: string, message: string, extr
   return c.json({ error: { code, message, ...extra } }, status as 400)
 }
 
-async function readJson(c: Context): Promise<Record<string, unknown> | Response> {
+async function readJson(c: Context, max = MAX_BODY): Promise<Record<string, unknown> | Response> {
   const text = await c.req.text()
-  if (text.length > MAX_BODY) return problem(c, 413, 'ERR_BODY', `The body is larger than ${MAX_BODY} bytes`)
+  if (text.length > max) return problem(c, 413, 'ERR_BODY', `The body is larger than ${max} bytes`)
   let body: unknown
   try {
     body = JSON.parse(text)
@@ -61,6 +72,37 @@ async function readJson(c: Context): Promise<Record<string, unknown> | Response>
 export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
   const app = new Hono<Env>()
   const now = () => deps.clock?.now() ?? Date.now()
+  const log = deps.log ?? (() => {})
+  const throttle = new SignInThrottle(deps.auth.sessions)
+  const address = (c: Context) => deps.clientIp?.(c) ?? 'unknown'
+
+  /** 429 while a client address or account is locked; `lead` says why, when this attempt was checked. */
+  function tooMany(c: Context, lockedMs: number, lead = ''): Response {
+    const seconds = Math.max(1, Math.ceil(lockedMs / 1000))
+    c.header('retry-after', String(seconds))
+    return problem(c, 429, 'ERR_TOO_MANY_ATTEMPTS', `${lead}Too many failed sign-ins: try again in ${describeWait(lockedMs)}.`, {
+      retryAfterSeconds: seconds,
+    })
+  }
+
+  /** Counts a failed credential check and logs it (the address, the account named, the counts; never the token). */
+  async function failed(c: Context, via: 'login' | 'bearer', keys: string[], account: string | undefined) {
+    const fields = { via, client: address(c), account }
+    let result: Awaited<ReturnType<SignInThrottle['fail']>>
+    try {
+      result = await throttle.fail(keys, now())
+    } catch (err) {
+      log('admin_signin_failed', { ...fields, failures: undefined, error: 'the store did not count it' })
+      throw err
+    }
+    log('admin_signin_failed', {
+      ...fields,
+      failures: result.counts[0],
+      accountFailures: account === undefined ? undefined : result.counts[1],
+      lockedSeconds: result.lockedMs > 0 ? Math.ceil(result.lockedMs / 1000) : undefined,
+    })
+    return result
+  }
   const uiHeaders = {
     'content-security-policy':
       "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
@@ -83,8 +125,26 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
     }
     const body = await readJson(c)
     if (body instanceof Response) return body
-    const who = deps.auth.byToken(typeof body.token === 'string' ? body.token : undefined)
-    if (who === undefined) return problem(c, 401, 'ERR_UNAUTHORIZED', 'That admin token is not valid')
+    let name: string | undefined
+    if (body.name !== undefined && body.name !== null && body.name !== '') {
+      if (typeof body.name !== 'string' || !ACCOUNT_NAME.test(body.name))
+        return problem(c, 400, 'ERR_BAD_REQUEST', 'name: not an account name (up to 64 letters, digits and _.@-)', { field: 'name' })
+      name = body.name
+    }
+    // Counted against the address, and against the account when one is named. Without a name only
+    // the address counts: locking an account's name out does not lock its owner out.
+    const keys = [addressKey(address(c)), ...(name === undefined ? [] : [accountKey(name)])]
+    const state = await throttle.check(keys, now())
+    if (state.lockedMs > 0) return tooMany(c, state.lockedMs)
+    let who = deps.auth.byToken(typeof body.token === 'string' ? body.token : undefined)
+    if (name !== undefined && who !== name) who = undefined
+    if (who === undefined) {
+      const result = await failed(c, 'login', keys, name)
+      const invalid = name === undefined ? 'That admin token is not valid' : 'That name and admin token do not match'
+      if (result.lockedMs > 0) return tooMany(c, result.lockedMs, `${invalid}. `)
+      return problem(c, 401, 'ERR_UNAUTHORIZED', invalid)
+    }
+    await throttle.clear([addressKey(address(c)), accountKey(who)])
     const session = await deps.auth.newSession(who, now())
     const cookie = serializeCookie(ADMIN_COOKIE, session, { maxAgeSeconds: 8 * 3600, secure: deps.secure?.(c) ?? false })
     c.header('set-cookie', cookie.replace('SameSite=Lax', 'SameSite=Strict').replace('Path=/', 'Path=/_anteroom'))
@@ -120,7 +180,20 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
   // --- Everything else needs a bearer token, or a session cookie plus CSRF on changes ----------
   app.use('/api/*', async (c, next) => {
     const bearer = /^Bearer (.+)$/.exec(c.req.header('authorization') ?? '')?.[1]
-    let who = deps.auth.byToken(bearer)
+    let who: string | undefined
+    if (bearer !== undefined) {
+      // A bearer token is a sign-in attempt: refused unchecked while the address is locked.
+      const keys = [addressKey(address(c))]
+      const state = await throttle.check(keys, now())
+      if (state.lockedMs > 0) return tooMany(c, state.lockedMs)
+      who = deps.auth.byToken(bearer)
+      if (who === undefined) {
+        const result = await failed(c, 'bearer', keys, undefined)
+        if (result.lockedMs > 0) return tooMany(c, result.lockedMs, 'That admin token is not valid. ')
+      } else if (state.anyFailures) {
+        await throttle.clear([...keys, accountKey(who)])
+      }
+    }
     let viaCookie = false
     if (who === undefined) {
       const session = readCookie(c.req.header('cookie') ?? null, ADMIN_COOKIE)
@@ -247,10 +320,41 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
     return c.json({ ended })
   })
 
+  // Ends many sessions in one request, with one audit entry (so a clean-up is one line, not 1,000).
+  app.post('/api/rooms/:id/sessions/end', async (c) => {
+    const r = await room(c)
+    const body = await readJson(c, MAX_BULK_BODY)
+    if (body instanceof Response) return body
+    const visitors = body.visitors
+    if (!Array.isArray(visitors) || visitors.length < 1 || visitors.length > MAX_BULK)
+      return problem(c, 400, 'ERR_BAD_REQUEST', `visitors: must be a list of 1 to ${MAX_BULK} visitor ids`, { field: 'visitors' })
+    const bad = visitors.findIndex((v) => typeof v !== 'string' || !VISITOR_ID.test(v))
+    if (bad >= 0) return problem(c, 400, 'ERR_BAD_REQUEST', `visitors[${bad}]: not a visitor id`, { field: `visitors[${bad}]` })
+    const ids = [...new Set(visitors as string[])]
+    const endedIds: string[] = []
+    // A few at a time: each end is one store call.
+    for (let i = 0; i < ids.length; i += 50) {
+      const batch = ids.slice(i, i + 50)
+      const results = await Promise.all(batch.map((v) => deps.queue.endSession(r.settings.id, v, deps.clock?.now())))
+      batch.forEach((v, j) => {
+        if (results[j]) endedIds.push(v)
+      })
+    }
+    await deps.audit.append({
+      at: new Date(now()).toISOString(),
+      who: c.get('who'),
+      action: 'sessions.end',
+      room: r.settings.id,
+      before: { visitors: ids },
+      after: { ended: endedIds.length, endedVisitors: endedIds },
+    })
+    return c.json({ requested: ids.length, ended: endedIds.length, endedVisitors: endedIds })
+  })
+
   app.post('/api/rooms/:id/sessions/:visitor/end', async (c) => {
     const r = await room(c)
     const visitor = c.req.param('visitor')
-    if (!/^[A-Za-z0-9_-]{1,64}$/.test(visitor)) return problem(c, 400, 'ERR_BAD_REQUEST', 'visitor: not a visitor id', { field: 'visitor' })
+    if (!VISITOR_ID.test(visitor)) return problem(c, 400, 'ERR_BAD_REQUEST', 'visitor: not a visitor id', { field: 'visitor' })
     const ended = await deps.queue.endSession(r.settings.id, visitor, deps.clock?.now())
     await deps.audit.append({
       at: new Date(now()).toISOString(),
@@ -304,7 +408,10 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
 
   app.get('/api/audit', async (c) => {
     const limit = Math.min(1000, Math.max(1, Number(c.req.query('limit') ?? 100) || 100))
-    return c.json({ entries: await deps.audit.list(limit) })
+    const kind = c.req.query('kind')
+    if (kind !== undefined && kind !== 'changes' && kind !== 'actions')
+      return problem(c, 400, 'ERR_BAD_REQUEST', 'kind: must be "changes" or "actions"', { field: 'kind' })
+    return c.json({ entries: await deps.audit.list(limit, { kind, now: now() }) })
   })
 
   app.all('/api/*', (c) => problem(c, 404, 'ERR_NOT_FOUND', 'No such admin endpoint'))

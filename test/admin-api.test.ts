@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { loadConfig } from '../src/config/index.js'
 import { generateSigningJwk } from '../src/core/admission-token.js'
@@ -49,23 +50,56 @@ async function edges(count = 2, room: Record<string, unknown> = {}) {
 }
 
 type App = Edge['app']
+
+/**
+ * A client address for a request driven in-process: app.request's env stands in for the Node
+ * socket that @hono/node-server would hand over, which is where the edge reads the address.
+ */
+const from = (address: string) => ({ incoming: { socket: { remoteAddress: address } } })
+let addresses = 0
+/** A client address no other request of this file has used, so that failures in one test never lock another. */
+function newAddress(): string {
+  const n = ++addresses
+  return `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`
+}
+
 async function api(
   app: App,
   method: string,
   path: string,
-  o: { token?: string | null; body?: unknown; headers?: Record<string, string> } = {},
+  o: { token?: string | null; body?: unknown; headers?: Record<string, string>; address?: string } = {},
 ) {
   const headers: Record<string, string> = { ...o.headers }
   if (o.token !== null) headers.authorization = `Bearer ${o.token ?? ALICE}`
   if (o.body !== undefined) headers['content-type'] = 'application/json'
-  const res = await app.request(`http://shop.test/_anteroom${path}`, {
+  const init = {
     method,
     headers,
     body: o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body),
-  })
+  }
+  const res = await app.request(`http://shop.test/_anteroom${path}`, init, from(o.address ?? newAddress()))
   const text = await res.text()
   // biome-ignore lint/suspicious/noExplicitAny: responses are read field by field
   return { status: res.status, headers: res.headers, text, body: (text.startsWith('{') ? JSON.parse(text) : {}) as Record<string, any> }
+}
+
+/** POST /admin/login from a client address, with an account name when given. */
+async function login(app: App, token: string, o: { address?: string; name?: unknown } = {}) {
+  const res = await app.request(
+    'http://shop.test/_anteroom/admin/login',
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(o.name === undefined ? { token } : { name: o.name, token }),
+    },
+    from(o.address ?? newAddress()),
+  )
+  return {
+    res,
+    status: res.status,
+    retryAfter: res.headers.get('retry-after'),
+    body: (await res.json()) as { who?: string; csrf?: string; error?: { code: string; message: string; field?: string } },
+  }
 }
 
 describe('admin API', () => {
@@ -286,15 +320,6 @@ describe('last simulation report', () => {
 })
 
 describe('admin UI sign-in', () => {
-  async function login(app: App, token: string) {
-    const res = await app.request('http://shop.test/_anteroom/admin/login', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ token }),
-    })
-    return { res, body: (await res.json()) as { who?: string; csrf?: string; error?: { code: string } } }
-  }
-
   it('signs in with a token into an HttpOnly, SameSite=Strict session, and every change needs the CSRF token', async () => {
     const { app, id, clock } = await edges(1)
     expect((await login(app, 'wrong-token-0123456789abcdefgh')).res.status).toBe(401)
@@ -346,5 +371,246 @@ describe('admin UI sign-in', () => {
     // Only that session: another one, and the bearer tokens, still work.
     expect((await api(b, 'GET', '/api/rooms', { token: null, headers: { cookie: other } })).status).toBe(200)
     expect((await api(b, 'GET', '/api/rooms')).status).toBe(200)
+  })
+})
+
+// --- sign-in throttling, bulk ends and audit retention, each on a Redis database of its own ----------
+
+type LogLine = { event: string; fields: Record<string, unknown> }
+
+/** An edge on a fresh database of the test Redis, with its log captured. */
+async function loggedEdge(room: Record<string, unknown> = {}) {
+  const counter = new Redis(inject('redisUrl'))
+  const db = await counter.incr('anteroom-test:next-db')
+  counter.disconnect()
+  const lines: LogLine[] = []
+  const clock = new ManualClock(T0)
+  const id = `thr-${db}`
+  const edge = await testEdge({
+    rooms: [{ id, paths: ['/'], totalActiveUsers: 3, newUsersPerMinute: 60, sessionDurationSeconds: 60, ...room }],
+    originUrl: origin.url,
+    redisUrl: `${inject('redisUrl')}/${db}`,
+    clock,
+    adminTokens: `alice:${ALICE},bob:${BOB}`,
+    log: (event, fields) => lines.push({ event, fields }),
+  })
+  built.push(edge)
+  const failures = () => lines.filter((l) => l.event === 'admin_signin_failed').map((l) => l.fields)
+  return { app: edge.app, clock, id, lines, failures }
+}
+
+const wrong = (i: number) => `wrong-token-${i}-0123456789abcdefgh`
+
+/** The log holds none of the tokens tried, right or wrong, whole or in part. */
+function expectNoTokens(lines: LogLine[], tokens: string[]) {
+  const text = JSON.stringify(lines)
+  for (const t of tokens) {
+    expect(text).not.toContain(t)
+    expect(text).not.toContain(t.slice(0, 12))
+  }
+}
+
+describe('admin sign-in throttling', () => {
+  it('60 wrong sign-ins from one address: four 401s, then 429 with Retry-After; the lockout doubles up to 15 minutes', async () => {
+    const { app, clock, lines, failures } = await loggedEdge()
+    const address = '10.0.0.5'
+    const results = []
+    for (let i = 0; i < 60; i++) results.push(await login(app, wrong(i), { address }))
+    expect(results.map((r) => r.status)).toEqual([401, 401, 401, 401, ...Array(56).fill(429)])
+    expect(results[3]?.body.error?.code).toBe('ERR_UNAUTHORIZED')
+    for (const r of results.slice(4)) {
+      expect(r.retryAfter).toBe('1')
+      expect(r.body.error?.code).toBe('ERR_TOO_MANY_ATTEMPTS')
+    }
+    expect(results[4]?.body.error?.message).toBe('That admin token is not valid. Too many failed sign-ins: try again in 1 second.')
+    expect(results[5]?.body.error?.message).toBe('Too many failed sign-ins: try again in 1 second.')
+    // Attempts while locked are not checked, so not counted: five failures, each logged once.
+    expect(failures().map((f) => f.failures)).toEqual([1, 2, 3, 4, 5])
+    expect(failures()[4]).toMatchObject({ via: 'login', client: address, failures: 5, lockedSeconds: 1 })
+    expect(failures()[4]?.account).toBeUndefined()
+    // Not even the right token gets in while the address is locked; another address is not locked.
+    expect((await login(app, ALICE, { address })).status).toBe(429)
+    expect((await login(app, wrong(100), { address: '10.0.0.6' })).status).toBe(401)
+
+    // Each failure after a lockout doubles it, up to 15 minutes.
+    const waits: number[] = []
+    let wait = 1
+    for (let n = 6; n <= 17; n++) {
+      clock.advance(wait * 1000)
+      const r = await login(app, wrong(n + 100), { address })
+      expect(r.status).toBe(429)
+      wait = Number(r.retryAfter)
+      waits.push(wait)
+    }
+    expect(waits).toEqual([2, 4, 8, 16, 32, 64, 128, 256, 512, 900, 900, 900])
+    clock.advance(300_000)
+    const midway = await login(app, ALICE, { address })
+    expect([midway.status, midway.retryAfter, midway.body.error?.message]).toEqual([
+      429,
+      '600',
+      'Too many failed sign-ins: try again in 10 minutes.',
+    ])
+    // Once the lockout is over the right token signs in, and that clears the address.
+    clock.advance(600_000)
+    expect((await login(app, ALICE, { address })).body.who).toBe('alice')
+    expect((await login(app, wrong(200), { address })).status).toBe(401)
+    expect(failures().at(-1)).toMatchObject({ client: address, failures: 1 })
+    expectNoTokens(lines, [ALICE, ...Array.from({ length: 201 }, (_, i) => wrong(i))])
+  })
+
+  it('failures naming an account count against it from any address; without the name its owner still signs in', async () => {
+    const { app, lines, failures } = await loggedEdge()
+    for (let i = 1; i <= 4; i++) {
+      const r = await login(app, wrong(i), { name: 'alice', address: `10.1.0.${i}` })
+      expect([r.status, r.body.error?.message]).toEqual([401, 'That name and admin token do not match'])
+    }
+    const fifth = await login(app, wrong(5), { name: 'alice', address: '10.1.0.5' })
+    expect([fifth.status, fifth.retryAfter, fifth.body.error?.code]).toEqual([429, '1', 'ERR_TOO_MANY_ATTEMPTS'])
+    expect(failures().at(-1)).toEqual({
+      via: 'login',
+      client: '10.1.0.5',
+      account: 'alice',
+      failures: 1,
+      accountFailures: 5,
+      lockedSeconds: 1,
+    })
+    // The account is locked: its right token, naming it, is refused unchecked from a new address...
+    expect((await login(app, ALICE, { name: 'alice', address: '10.1.0.6' })).status).toBe(429)
+    // ... while other accounts, and the same token without the name, sign in.
+    expect((await login(app, BOB, { name: 'bob', address: '10.1.0.7' })).body.who).toBe('bob')
+    const owner = await login(app, ALICE, { address: '10.1.0.8' })
+    expect([owner.status, owner.body.who]).toEqual([200, 'alice'])
+    // That success cleared the account: naming it works again.
+    expect((await login(app, ALICE, { name: 'alice', address: '10.1.0.9' })).body.who).toBe('alice')
+    // A real token of another account does not sign in under this name, and counts as a failure.
+    expect((await login(app, BOB, { name: 'alice', address: '10.1.0.10' })).status).toBe(401)
+    expect(failures().at(-1)).toMatchObject({ account: 'alice', failures: 1, accountFailures: 1 })
+    // A malformed name is refused before any check.
+    for (const name of ['no spaces', 5, 'x'.repeat(65)]) {
+      const r = await login(app, ALICE, { name, address: '10.1.0.11' })
+      expect([r.status, r.body.error?.field]).toEqual([400, 'name'])
+    }
+    expectNoTokens(lines, [ALICE, BOB, ...Array.from({ length: 6 }, (_, i) => wrong(i))])
+  })
+
+  it('ANTEROOM_ADMIN_TOKEN alone signs in under the name "admin"', async () => {
+    const token = 'single-admin-token-0123456789abcdef'
+    const config = loadConfig({
+      ANTEROOM_ROOMS: JSON.stringify([{ id: 'one', paths: ['/'], totalActiveUsers: 1, newUsersPerMinute: 1 }]),
+      ANTEROOM_QUEUE_SECRET: 'test-queue-secret-0123456789abcdef',
+      ANTEROOM_ADMIN_TOKEN: token,
+    })
+    const edge = await buildEdge(config, { originUrl: origin.url })
+    built.push(edge)
+    expect((await login(edge.app, token, { name: 'admin' })).body.who).toBe('admin')
+    expect((await login(edge.app, token, { name: 'alice' })).status).toBe(401)
+  })
+
+  it('wrong bearer tokens count against the address, and a locked address gets 429 on the API too', async () => {
+    const { app, clock, lines, failures } = await loggedEdge()
+    const address = '10.2.0.1'
+    for (let i = 0; i < 4; i++) expect((await api(app, 'GET', '/api/rooms', { token: wrong(i), address })).status).toBe(401)
+    const fifth = await api(app, 'GET', '/api/rooms', { token: wrong(4), address })
+    expect([fifth.status, fifth.headers.get('retry-after'), fifth.body.error.code]).toEqual([429, '1', 'ERR_TOO_MANY_ATTEMPTS'])
+    expect(failures().map((f) => [f.via, f.client, f.failures])).toEqual([1, 2, 3, 4, 5].map((n) => ['bearer', address, n]))
+    // Right token, same address: refused unchecked. Another address: fine.
+    expect((await api(app, 'GET', '/api/rooms', { address })).status).toBe(429)
+    expect((await api(app, 'GET', '/api/rooms', { address: '10.2.0.2' })).status).toBe(200)
+    // Sign-in and bearer share the address's count.
+    expect((await login(app, ALICE, { address })).status).toBe(429)
+    // A signed-in browser session is not a token guess: it keeps working from that address.
+    const session = await login(app, BOB, { address: '10.2.0.3' })
+    const cookie = (session.res.headers.get('set-cookie') as string).split(';')[0] as string
+    expect((await api(app, 'GET', '/api/rooms', { token: null, headers: { cookie }, address })).status).toBe(200)
+    // After the lockout the right token works and clears the count.
+    clock.advance(1000)
+    expect((await api(app, 'GET', '/api/rooms', { address })).status).toBe(200)
+    expect((await api(app, 'GET', '/api/rooms', { token: wrong(9), address })).status).toBe(401)
+    expect(failures().at(-1)).toMatchObject({ via: 'bearer', failures: 1 })
+    expectNoTokens(lines, [ALICE, BOB, ...Array.from({ length: 10 }, (_, i) => wrong(i))])
+  })
+
+  it('counts IPv6 clients by their /64', async () => {
+    const { app } = await loggedEdge()
+    const statuses = []
+    for (let i = 0; i < 5; i++) statuses.push((await login(app, wrong(i), { address: `2001:db8:1:2::${i + 1}` })).status)
+    expect(statuses).toEqual([401, 401, 401, 401, 429])
+    expect((await login(app, ALICE, { address: '2001:0db8:0001:0002:ffff::9' })).status).toBe(429)
+    expect((await login(app, ALICE, { address: '2001:db8:1:3::1' })).status).toBe(200)
+    // An IPv4 client seen through an IPv6 socket is that IPv4 address.
+    for (let i = 0; i < 5; i++) await login(app, wrong(i), { address: '10.3.0.1' })
+    expect((await login(app, ALICE, { address: '::ffff:10.3.0.1' })).status).toBe(429)
+  })
+})
+
+describe('ending sessions in bulk, and what the audit log keeps', () => {
+  it('ends a list of sessions with one audit entry, and names the field of a bad list', async () => {
+    const { app, id } = await loggedEdge()
+    const visitors = [new Visitor(), new Visitor(), new Visitor()]
+    for (const v of visitors) expect(await v.status(app, id)).toMatchObject({ state: 'admitted' })
+    const subs = visitors.map(
+      (v) => JSON.parse(Buffer.from((v.cookies.get(`anteroom_a_${id}`) as string).split('.')[1] as string, 'base64url').toString()).sub,
+    )
+    const r = await api(app, 'POST', `/api/rooms/${id}/sessions/end`, { body: { visitors: [subs[0], subs[1], subs[0], 'never-admitted'] } })
+    expect(r.status).toBe(200)
+    expect(r.body).toMatchObject({ requested: 3, ended: 2 })
+    expect(r.body.endedVisitors.sort()).toEqual([subs[0], subs[1]].sort())
+    expect((await api(app, 'GET', `/api/rooms/${id}/stats`)).body.active).toBe(1)
+    const audit = (await api(app, 'GET', '/api/audit')).body.entries
+    expect(audit).toHaveLength(1)
+    expect(audit[0]).toMatchObject({
+      who: 'alice',
+      action: 'sessions.end',
+      room: id,
+      before: { visitors: [subs[0], subs[1], 'never-admitted'] },
+    })
+    expect(audit[0].after.ended).toBe(2)
+    for (const [body, field] of [
+      [{ visitors: [] }, 'visitors'],
+      [{ visitors: 'abc' }, 'visitors'],
+      [{}, 'visitors'],
+      [{ visitors: Array.from({ length: 1001 }, (_, i) => `v${i}`) }, 'visitors'],
+      [{ visitors: ['ok', 'not ok'] }, 'visitors[1]'],
+      [{ visitors: ['ok', 7] }, 'visitors[1]'],
+      [{ visitors: ['x'.repeat(65)] }, 'visitors[0]'],
+    ] as const) {
+      const bad = await api(app, 'POST', `/api/rooms/${id}/sessions/end`, { body })
+      expect([bad.status, bad.body.error.field], JSON.stringify(body).slice(0, 80)).toEqual([400, field])
+      expect(bad.body.error.message).toContain(field)
+    }
+    // A thousand at once is one request and one entry.
+    const many = await api(app, 'POST', `/api/rooms/${id}/sessions/end`, {
+      body: { visitors: Array.from({ length: 1000 }, (_, i) => `visitor-${String(i).padStart(50, '0')}`) },
+    })
+    expect(many.body).toMatchObject({ requested: 1000, ended: 0 })
+    expect((await api(app, 'GET', '/api/audit')).body.entries).toHaveLength(2)
+    expect((await api(app, 'POST', '/api/rooms/nope/sessions/end', { body: { visitors: ['a'] } })).status).toBe(404)
+  })
+
+  it('1,001 ended sessions do not push a settings change out of the log; a change is dropped after 90 days', async () => {
+    const { app, id, clock } = await loggedEdge()
+    const etag = (await api(app, 'GET', `/api/rooms/${id}`)).headers.get('etag') as string
+    expect((await api(app, 'PATCH', `/api/rooms/${id}`, { body: { newUsersPerMinute: 7 }, headers: { 'if-match': etag } })).status).toBe(
+      200,
+    )
+    clock.advance(1)
+    expect((await api(app, 'POST', `/api/rooms/${id}/pause`)).status).toBe(200)
+    for (let i = 0; i < 1001; i++) {
+      clock.advance(1)
+      expect((await api(app, 'POST', `/api/rooms/${id}/sessions/v${i}/end`)).status).toBe(200)
+    }
+    const newest = (await api(app, 'GET', '/api/audit?limit=1000')).body.entries
+    expect(newest).toHaveLength(1000)
+    expect(newest.every((e: { action: string }) => e.action === 'session.end')).toBe(true)
+    const changes = (await api(app, 'GET', '/api/audit?kind=changes')).body.entries
+    expect(changes.map((e: { action: string }) => e.action)).toEqual(['room.pause', 'settings.update'])
+    expect(changes[1]).toMatchObject({ who: 'alice', before: { newUsersPerMinute: 60 }, after: { newUsersPerMinute: 7 } })
+    expect((await api(app, 'GET', '/api/audit?kind=actions&limit=1000')).body.entries).toHaveLength(1000)
+    expect((await api(app, 'GET', '/api/audit?kind=everything')).body.error.field).toBe('kind')
+    // 90 days later the changes are still listed; a day after that they are not.
+    clock.advance(90 * 86_400_000 - 1002)
+    expect((await api(app, 'GET', '/api/audit?kind=changes')).body.entries).toHaveLength(2)
+    clock.advance(86_400_000)
+    expect((await api(app, 'GET', '/api/audit?kind=changes')).body.entries).toHaveLength(0)
   })
 })

@@ -538,6 +538,49 @@ describe('the admin UI in headless Chromium', () => {
     await done(context, page, seen)
   })
 
+  it('after repeated wrong tokens the sign-in says how long to wait and keeps the button disabled for it', async () => {
+    const context = await browser.newContext(DESKTOP)
+    const page = await context.newPage()
+    const seen = watch(page)
+    await recordCspViolations(page)
+    await page.goto(`${base}/_anteroom/admin`)
+    await page.locator('#signin').waitFor({ state: 'visible' })
+    const button = page.getByRole('button', { name: 'Sign in' })
+    const token = page.getByLabel('Admin token')
+    // The name is optional; with one, the token must be that account's.
+    await page.getByLabel('Account name (optional)').fill('sam')
+    await token.fill(MAYA)
+    await button.click()
+    await expect
+      .poll(() => text(page, '#signin-error'), PAGE_WAIT)
+      .toBe('That name and admin token do not match. Check them and try again.')
+    await page.getByLabel('Account name (optional)').fill('')
+    for (let i = 2; i <= 4; i++) {
+      await token.fill(`not-the-token-${i}-0123456789abcdef`)
+      await button.click()
+      await expect.poll(() => button.isEnabled(), PAGE_WAIT).toBe(true)
+      expect(await text(page, '#signin-error')).toBe('That admin token is not valid. Check it and try again.')
+    }
+    // The fifth failure from this address locks it for a second (on the edge's clock).
+    await token.fill('not-the-token-5-0123456789abcdef')
+    await button.click()
+    await expect
+      .poll(() => text(page, '#signin-error'), PAGE_WAIT)
+      .toBe('That admin token is not valid. Too many failed sign-ins: try again in 1 second.')
+    expect(await button.isDisabled()).toBe(true)
+    expect(await page.getByRole('alert').filter({ hasText: 'try again in 1 second' }).count()).toBe(1)
+    expect(await context.cookies()).toEqual([])
+    // When the wait is over the button comes back, and (the edge's clock past the lockout) the right token signs in.
+    await expect.poll(() => button.isEnabled(), PAGE_WAIT).toBe(true)
+    expect(await text(page, '#signin-error')).toBe('You can try signing in again.')
+    clock.advance(1000)
+    await token.fill(MAYA)
+    await button.click()
+    await page.locator('#app').waitFor({ state: 'visible' })
+    expect(await text(page, '#who')).toBe('maya')
+    await done(context, page, seen)
+  })
+
   it('fits a phone and follows dark mode', async () => {
     // Two changes at the same moment, for the chart's markers.
     expect((await api('POST', '/rooms/sale/pause')).status).toBe(200)

@@ -13,7 +13,7 @@ export const REMOTE_METHODS = {
   queue: ['poll', 'renew', 'endSession', 'endAllSessions', 'stats', 'recordSample', 'history', 'ping'],
   settings: ['list', 'get', 'seed', 'replace'],
   audit: ['append', 'list'],
-  adminSessions: ['revoke', 'isRevoked'],
+  adminSessions: ['revoke', 'isRevoked', 'recordSignInFailure', 'signInFailures', 'clearSignInFailures'],
 } as const
 
 export type Port = keyof typeof REMOTE_METHODS
@@ -98,11 +98,14 @@ export function remoteStores(dispatch: Dispatch, options: RemoteOptions): Stores
   }
   const audit: AuditLog = {
     append: (entry) => send('control', 'audit', 'append', [entry]),
-    list: (limit) => send('control', 'audit', 'list', [limit]),
+    list: (limit, query) => send('control', 'audit', 'list', [limit, query]),
   }
   const adminSessions: AdminSessions = {
     revoke: (id, ttlMs) => send('control', 'adminSessions', 'revoke', [id, ttlMs]),
     isRevoked: (id) => send('control', 'adminSessions', 'isRevoked', [id]),
+    recordSignInFailure: (keys, nowMs) => send('control', 'adminSessions', 'recordSignInFailure', [keys, nowMs]),
+    signInFailures: (keys, nowMs) => send('control', 'adminSessions', 'signInFailures', [keys, nowMs]),
+    clearSignInFailures: (keys) => send('control', 'adminSessions', 'clearSignInFailures', [keys]),
   }
   return { queue, settings, audit, adminSessions }
 }

@@ -162,10 +162,29 @@ function showSignin(message = '') {
   $('token').focus()
 }
 
+/** While the edge refuses sign-ins (429), the button stays disabled until this time (ms). */
+let signinLockedUntil = 0
+let signinUnlockTimer = null
+
+function lockSignin(seconds) {
+  signinLockedUntil = Date.now() + seconds * 1000
+  $('signin-button').disabled = true
+  clearTimeout(signinUnlockTimer)
+  signinUnlockTimer = setTimeout(() => {
+    signinLockedUntil = 0
+    $('signin-button').disabled = false
+    const err = $('signin-error')
+    err.textContent = 'You can try signing in again.'
+    err.classList.add('info')
+  }, seconds * 1000)
+}
+
 async function signIn(event) {
   event.preventDefault()
+  if (Date.now() < signinLockedUntil) return
   const input = $('token')
   const token = input.value.trim()
+  const name = $('signin-name').value.trim()
   const err = $('signin-error')
   err.classList.remove('info')
   if (token === '') {
@@ -179,15 +198,24 @@ async function signIn(event) {
     const res = await fetch(`${BASE}/admin/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ token }),
+      body: JSON.stringify(name === '' ? { token } : { name, token }),
       credentials: 'same-origin',
     })
     const data = await res.json().catch(() => null)
     if (!res.ok) {
-      err.textContent =
-        res.status === 401
-          ? 'That admin token is not valid. Check it and try again.'
-          : errorMessage({ data, status: res.status }, 'Sign-in failed')
+      if (res.status === 429) {
+        // Too many failed sign-ins from here (or for this name): the edge says how long to wait.
+        const seconds = Number(res.headers.get('retry-after')) || data?.error?.retryAfterSeconds || 1
+        err.textContent = errorMessage({ data, status: res.status }, `Too many failed sign-ins: try again in ${seconds} s`)
+        lockSignin(seconds)
+      } else if (res.status === 401) {
+        err.textContent =
+          name === ''
+            ? 'That admin token is not valid. Check it and try again.'
+            : 'That name and admin token do not match. Check them and try again.'
+      } else {
+        err.textContent = errorMessage({ data, status: res.status }, 'Sign-in failed')
+      }
       input.setAttribute('aria-invalid', 'true')
       input.select()
       return
@@ -199,7 +227,7 @@ async function signIn(event) {
   } catch {
     err.textContent = 'The edge did not answer. Check your connection and try again.'
   } finally {
-    $('signin-button').disabled = false
+    if (Date.now() >= signinLockedUntil) $('signin-button').disabled = false
   }
 }
 
@@ -870,6 +898,8 @@ function describe(e) {
       return `Ended all sessions (${fmt(e.after?.ended)})`
     case 'session.end':
       return 'Ended one session'
+    case 'sessions.end':
+      return `Ended ${fmt(e.after?.ended)} of ${fmt(e.before?.visitors?.length)} listed sessions`
     case 'settings.update': {
       const b = e.before ?? {}
       const a = e.after ?? {}

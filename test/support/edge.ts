@@ -1,6 +1,7 @@
 // Builds a real edge for tests: real config parsing, real stores (memory or Redis), a real origin.
 import { loadConfig } from '../../src/config/index.js'
 import { buildEdge, type Edge } from '../../src/entry/build.js'
+import type { EdgeDeps } from '../../src/http/app.js'
 import type { Clock } from '../../src/ports/clock.js'
 
 export const TEST_SECRET = 'test-queue-secret-0123456789abcdef'
@@ -15,6 +16,8 @@ export interface TestEdgeOptions {
   adminTokens?: string
   /** ANTEROOM_MAX_BODY_BYTES. */
   maxBodyBytes?: number
+  /** The edge's structured log (admin sign-in failures, store errors, ...). */
+  log?: EdgeDeps['log']
 }
 
 export async function testEdge(o: TestEdgeOptions): Promise<Edge> {
@@ -26,5 +29,5 @@ export async function testEdge(o: TestEdgeOptions): Promise<Edge> {
     ANTEROOM_ADMIN_TOKENS: o.adminTokens,
     ANTEROOM_MAX_BODY_BYTES: o.maxBodyBytes?.toString(),
   })
-  return buildEdge(config, { originUrl: o.originUrl, clock: o.clock })
+  return buildEdge(config, { originUrl: o.originUrl, clock: o.clock, log: o.log })
 }

@@ -17,21 +17,30 @@ export function roomKeys(room: string) {
   }
 }
 
-/** How many seen buckets a room has; must match BUCKETS in lua/poll-7.lua. */
-export const SEEN_BUCKETS = 16384
-
-/** The seen bucket of a visitor: the same function as bucketOf in lua/poll-7.lua. */
-export function seenBucketOf(visitor: string): number {
-  let h = 0
-  for (let i = 0; i < visitor.length; i++) h = (h * 31 + visitor.charCodeAt(i)) % SEEN_BUCKETS
-  return h
-}
+// The seen buckets of a room, `${seenPrefix}${seenBucketOf(visitor)}`: the rule's (core/admission.ts).
+export { SEEN_BUCKETS, seenBucketOf } from '../../core/admission.js'
 
 /** One hash of every room's settings, field = room id, value = {"rev": n, "settings": {...}}. */
 export const SETTINGS_KEY = 'anteroom:settings'
 
-/** The admin audit log: a list of JSON entries, newest first. */
-export const AUDIT_KEY = 'anteroom:audit'
+/**
+ * The admin audit log (audit-log.ts). Its keys share the hash tag {audit}: one append or read
+ * touches several of them in one MULTI or pipeline, which a Redis Cluster allows within one slot.
+ */
+export const AUDIT_KEYS = {
+  /** Sorted set: changes of settings and mode, score = their time (ms), kept 90 days. */
+  changes: 'anteroom:{audit}:changes',
+  /** List: every other entry, newest first, capped at 1,000. */
+  actions: 'anteroom:{audit}:actions',
+  /** Counter: the order of appends, so entries with the same time keep their order. */
+  seq: 'anteroom:{audit}:seq',
+} as const
 
 /** An admin session ended by signing out (admin-sessions.ts); expires with the session's cookie. */
 export const adminSessionKey = (sessionId: string) => `anteroom:admin-ended:${sessionId}`
+
+/**
+ * Failed admin sign-ins under one throttle key (`addr:<address>` or `name:<account>`). All share
+ * the hash tag {admin-signin}, so one MULTI can count a failure against an address and an account.
+ */
+export const signInFailureKey = (key: string) => `anteroom:{admin-signin}:${key}`
