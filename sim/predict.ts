@@ -2,10 +2,12 @@
 // length and waits before a sale. One step per second of sale time by default (finer with stepSeconds,
 // for a compressed run in real time). Each step, as poll-7.lua does:
 // sessions that ran out free their slots; then the head of the line is admitted, as many as
-//   min(totalActiveUsers - active, newUsersPerMinute - admitted in (t-60, t], ceil(n/6) - admitted in (t-10, t])
+//   grantBudget (src/core/admission.ts): min(free slots, n − admitted in (t−60, t], ⌈n/6⌉ − admitted in (t−10, t])
 // allow. Arrivals are fluid (fractions of visitors are fine). A share of each arrival cohort gives up
 // after `patienceSeconds`; the store drops them abandonAfter later; if they reach the head before that,
 // they are granted and hold the slot until the drop time instead of a whole session.
+
+import { grantBudget } from '../src/core/admission.js'
 
 export interface ArrivalCurve {
   kind: 'opening' | 'ramp' | 'waves'
@@ -96,7 +98,6 @@ export function predict(input: PredictInput): Prediction {
   const horizon = ticks(input.horizonSeconds ?? 6 * 3600)
   const arrivalTicks = perSecond.length * k
   const n = limits.newUsersPerMinute
-  const per10 = Math.ceil(n / 6)
   const window60 = ticks(60)
   const window10 = ticks(10)
   const sessionTicks = ticks(limits.sessionDurationSeconds)
@@ -158,7 +159,16 @@ export function predict(input: PredictInput): Prediction {
       if (t - window60 >= 0) inMinute -= admittedAt[t - window60] ?? 0
       if (t - window10 >= 0) in10 -= admittedAt[t - window10] ?? 0
     }
-    let budget = Math.max(0, Math.min(limits.totalActiveUsers - active, n - inMinute, per10 - in10))
+    let budget = Math.max(
+      0,
+      grantBudget({
+        totalActiveUsers: limits.totalActiveUsers,
+        newUsersPerMinute: n,
+        active,
+        admittedLastMinute: inMinute,
+        admittedLastTenSeconds: in10,
+      }),
+    )
     budget = Math.floor(budget + EPS)
     let granted = 0
     while (budget > EPS && head < cohorts.length) {

@@ -1,15 +1,10 @@
-// Redis specifics: script hashes, the NOSCRIPT fallback, Redis TIME as the one clock, memory per
-// waiting visitor, and the same contract on a Redis Cluster (hash tags keep a room in one slot).
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { Cluster, Redis } from 'ioredis'
+import { type Cluster, Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { roomKeys, SEEN_BUCKETS, seenBucketOf } from '../src/adapters/redis/keys.js'
 import { luaFromFiles } from '../src/adapters/redis/lua-files.js'
 import { RedisQueueStore } from '../src/adapters/redis/queue-store.js'
 import { queueStoreContract } from './contract/queue-store.js'
-import { type RedisServer, startRedis } from './support/redis-server.js'
+import { startSingleNodeCluster, type TestCluster } from './support/redis-cluster.js'
 
 const limits = { mode: 'paused', totalActiveUsers: 10, newUsersPerMinute: 10, abandonAfterMs: 60_000, sessionMs: 600_000 } as const
 let redis: Redis
@@ -81,32 +76,14 @@ describe('seen buckets', () => {
 })
 
 describe('on a Redis Cluster', () => {
-  let server: RedisServer
+  let started: TestCluster
   let cluster: Cluster
-  const dir = mkdtempSync(join(tmpdir(), 'anteroom-cluster-'))
   beforeAll(async () => {
-    server = await startRedis([
-      '--cluster-enabled',
-      'yes',
-      '--cluster-config-file',
-      'nodes.conf',
-      '--dir',
-      dir,
-      '--cluster-announce-ip',
-      '127.0.0.1',
-    ])
-    const admin = new Redis(server.url)
-    await admin.call('CLUSTER', 'ADDSLOTSRANGE', '0', '16383')
-    for (let i = 0; i < 100 && !(await admin.call('CLUSTER', 'INFO'))?.toString().includes('cluster_state:ok'); i++) {
-      await new Promise((r) => setTimeout(r, 50))
-    }
-    admin.disconnect()
-    cluster = new Cluster([{ host: '127.0.0.1', port: server.port }])
+    started = await startSingleNodeCluster()
+    cluster = started.cluster
   })
   afterAll(async () => {
-    cluster.disconnect()
-    await server.stop()
-    rmSync(dir, { recursive: true, force: true })
+    await started.stop()
   })
 
   queueStoreContract('redis cluster', async () => ({

@@ -1,7 +1,8 @@
-// A stepped sale that checks, at every step, the admission rule written out independently of
-// poll-7.lua: grant min(free slots, n − granted in the last 60 s, ⌈n/6⌉ − granted in the last 10 s,
-// waiting), always to the earliest arrivals. Used on one edge (the HTTP suite) and across two edges.
+// A stepped sale that checks, at every step, that the edge grants what the admission rule allows
+// (grantBudget in src/core/admission.ts, from the grants this test counted itself), capped by who is
+// waiting, always to the earliest arrivals. Used on one edge (the HTTP suite) and across two edges.
 import { expect } from 'vitest'
+import { grantBudget } from '../../src/core/admission.js'
 import type { QueueStore } from '../../src/ports/queue-store.js'
 import type { RequestTarget, TestClock } from './runtimes.js'
 import { Visitor } from './visitor.js'
@@ -19,10 +20,14 @@ export function allowedAt(
   limits: { totalActiveUsers: number; newUsersPerMinute: number },
   before: { active: number; waiting: number },
 ): StepLimit {
-  const n = limits.newUsersPerMinute
-  const c60 = grants.filter((t) => t > now - 60_000).length
-  const c10 = grants.filter((t) => t > now - 10_000).length
-  const rate = Math.min(n - c60, Math.ceil(n / 6) - c10)
+  const budget = {
+    ...limits,
+    active: before.active,
+    admittedLastMinute: grants.filter((t) => t > now - 60_000).length,
+    admittedLastTenSeconds: grants.filter((t) => t > now - 10_000).length,
+  }
+  // The rate alone (no cap) and the free slots alone tell which limit bound.
+  const rate = grantBudget({ ...budget, totalActiveUsers: Number.POSITIVE_INFINITY })
   const free = limits.totalActiveUsers - before.active
   const allowed = Math.max(0, Math.min(free, rate, before.waiting))
   let bound: StepLimit['bound'] = 'none'

@@ -118,6 +118,20 @@ export class OrderedSet {
     return count
   }
 
+  /** Up to `limit` members with score <= max, lowest first, left in place. */
+  upTo(max: number, limit: number): string[] {
+    const out: string[] = []
+    const walk = (n: Node | null) => {
+      if (n === null || out.length >= limit) return
+      walk(n.left)
+      if (out.length >= limit || n.score > max) return
+      out.push(n.member)
+      walk(n.right)
+    }
+    walk(this.root)
+    return out
+  }
+
   /** Removes and returns up to `limit` members with score <= max, lowest first. */
   removeUpTo(max: number, limit = Number.POSITIVE_INFINITY): string[] {
     const out: string[] = []

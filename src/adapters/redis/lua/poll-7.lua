@@ -1,6 +1,8 @@
--- poll-7.lua: the polls of one or more visitors of a room, in one call. Each visitor joins or keeps
--- their place; visitors who stopped polling leave; ended sessions free their slots; the head of the
--- line is admitted within the room's limits; each visitor gets their answer.
+-- poll-7.lua: the polls of one or more visitors of a room, in one call: the Redis implementation of
+-- the admission rule in src/core/admission.ts (pollRoom, grantBudget), step for step and in the same
+-- order. Change both together; test/differential.test.ts compares them on random sequences.
+-- Each visitor joins or keeps their place; visitors who stopped polling leave; ended sessions free
+-- their slots; the head of the line is admitted within the room's limits; each visitor gets an answer.
 -- The edge batches the polls that arrive together, so one EVALSHA serves many visitors. The work is
 -- O(log N) per visitor in the length of the line, plus what it admits or drops.
 --
@@ -47,9 +49,9 @@ else
   nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 
-local MAX_STEP = 500 -- most visitors one call drops or admits; the rest wait for the next call
-local BUCKETS = 16384 -- seen buckets; must match SEEN_BUCKETS in keys.ts
-local MAX_SWEEP = 16 -- most seen buckets one call checks for visitors who stopped polling
+local MAX_STEP = 500 -- MAX_STEP in core/admission.ts: most visitors one call admits
+local BUCKETS = 16384 -- seen buckets; SEEN_BUCKETS in core/admission.ts
+local MAX_SWEEP = 16 -- MAX_SWEEP in core/admission.ts: most seen buckets one call checks
 
 local function bucketOf(visitor)
   local h = 0

@@ -1,0 +1,135 @@
+// The admission rule exists twice: core/admission.ts (run by the embedded store) and poll-7.lua (run
+// by Redis). This drives the memory store and the Redis store, on a redis-server and on a Redis
+// Cluster, with the same long random sequences of joins, polls, silences, renewals, session ends,
+// mode and settings changes and clock steps, and compares every answer.
+import { Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { MemoryQueueStore } from '../src/adapters/memory/queue-store.js'
+import { luaFromFiles } from '../src/adapters/redis/lua-files.js'
+import { RedisQueueStore } from '../src/adapters/redis/queue-store.js'
+import type { AdmissionLimits } from '../src/core/settings.js'
+import type { QueueStore } from '../src/ports/queue-store.js'
+import { startSingleNodeCluster, type TestCluster } from './support/redis-cluster.js'
+
+const T0 = 1_800_000_000_000
+
+/** A small seeded generator, so that a failing sequence can be replayed by its seed. */
+function random(seed: number) {
+  let s = seed >>> 0
+  const next = () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0
+    return s / 2 ** 32
+  }
+  return {
+    next,
+    int: (n: number) => Math.floor(next() * n),
+    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T,
+  }
+}
+
+interface Step {
+  op: string
+  result: unknown
+}
+
+/** One sequence: the same operations on both stores; the first difference fails with the history. */
+async function runSequence(seed: number, room: string, a: QueueStore, b: QueueStore, length: number): Promise<void> {
+  const r = random(seed)
+  let now = T0
+  let limits: AdmissionLimits = { mode: 'fifo', totalActiveUsers: 3, newUsersPerMinute: 12, abandonAfterMs: 4000, sessionMs: 8000 }
+  const visitors: string[] = []
+  /** The last arrival each visitor was told: what their queue token would carry. */
+  const tokens = new Map<string, number>()
+  const history: Step[] = []
+  for (let i = 0; i < length; i++) {
+    const roll = r.next()
+    let op: string
+    let run: (s: QueueStore) => Promise<unknown>
+    if (roll < 0.45) {
+      const fresh = visitors.length === 0 || r.next() < 0.25
+      const visitor = fresh ? `v${seed}x${visitors.length}` : r.pick(visitors)
+      if (fresh) visitors.push(visitor)
+      // Mostly the arrival of their token; sometimes none (a lost cookie), sometimes an old one.
+      const t = r.next()
+      const arrival = t < 0.7 ? tokens.get(visitor) : t < 0.85 ? undefined : now * 1000 - r.int(60_000_000)
+      op = `poll ${visitor} ${arrival ?? '-'}`
+      const input = { room, visitor, arrival, limits, now }
+      run = (s) => s.poll(input)
+    } else if (roll < 0.7) {
+      const step = r.pick([1, 10, 250, 999, 1000, 1001, 3000, 4000, 4001, 9000])
+      now += step
+      op = `advance ${step}`
+      run = async () => now
+    } else if (roll < 0.78 && visitors.length > 0) {
+      const visitor = r.pick(visitors)
+      op = `renew ${visitor}`
+      const at = now
+      run = (s) => s.renew({ room, visitor, sessionMs: limits.sessionMs, now: at })
+    } else if (roll < 0.83 && visitors.length > 0) {
+      const visitor = r.pick(visitors)
+      op = `end ${visitor}`
+      const at = now
+      run = (s) => s.endSession(room, visitor, at)
+    } else if (roll < 0.85) {
+      op = 'end-all'
+      const at = now
+      run = (s) => s.endAllSessions(room, at)
+    } else if (roll < 0.93) {
+      limits = {
+        ...limits,
+        mode: r.pick(['fifo', 'fifo', 'fifo', 'paused', 'passthrough'] as const),
+        totalActiveUsers: 1 + r.int(6),
+        newUsersPerMinute: r.pick([1, 6, 7, 12, 60, 600]),
+      }
+      op = `limits ${JSON.stringify(limits)}`
+      run = async () => limits
+    } else {
+      op = 'stats'
+      const at = now
+      run = (s) => s.stats(room, at)
+    }
+    const [ra, rb] = [await run(a), await run(b)]
+    history.push({ op, result: ra })
+    if (JSON.stringify(ra) !== JSON.stringify(rb)) {
+      const tail = history
+        .slice(-25)
+        .map((h) => `${h.op} → ${JSON.stringify(h.result)}`)
+        .join('\n')
+      expect.fail(`seed ${seed}, step ${i}: ${op}\n memory: ${JSON.stringify(ra)}\n redis:  ${JSON.stringify(rb)}\nlast steps:\n${tail}`)
+    }
+    const answer = ra as { arrival?: number; state?: string }
+    if (op.startsWith('poll') && answer.arrival !== undefined) {
+      const visitor = op.split(' ')[1] as string
+      if (answer.state === 'admitted') tokens.delete(visitor)
+      else tokens.set(visitor, answer.arrival)
+    }
+  }
+}
+
+describe.each([
+  ['a redis-server', 'single'],
+  ['a Redis Cluster', 'cluster'],
+] as const)('the memory store and the Redis store on %s give the same answers', (_name, kind) => {
+  let redis: Redis | undefined
+  let cluster: TestCluster | undefined
+  let store: RedisQueueStore
+  beforeAll(async () => {
+    if (kind === 'single') {
+      redis = new Redis(inject('redisUrl'))
+      store = new RedisQueueStore(redis, luaFromFiles())
+    } else {
+      cluster = await startSingleNodeCluster()
+      store = new RedisQueueStore(cluster.cluster, luaFromFiles())
+    }
+  })
+  afterAll(async () => {
+    redis?.disconnect()
+    await cluster?.stop()
+  })
+
+  const seeds = kind === 'single' ? [1, 2, 3, 4, 5, 6, 7, 8] : [11, 12, 13]
+  it.each(seeds)('seed %i: 600 random operations', async (seed) => {
+    const room = `diff-${kind}-${seed}-${Date.now().toString(36)}`
+    await runSequence(seed, room, new MemoryQueueStore(), store, 600)
+  })
+})
