@@ -76,6 +76,7 @@ function strings(input: Record<string, unknown>, key: 'hosts' | 'paths', where: 
     if (typeof item !== 'string' || item.length === 0 || item.length > 255) {
       fail(`${where}${key}[${i}]`, 'must be a non-empty string of at most 255 characters')
     }
+    if (key === 'paths' && !item.startsWith('/')) fail(`${where}${key}[${i}]`, 'must start with /')
     if (key === 'paths') {
       // Rooms are matched on canonical paths (core/path.ts), so a room's own path must be one.
       const canonical = canonicalPath(item)
