@@ -2,7 +2,8 @@
 # The test command (`npm test`): provisions what the tests need, then runs lint, type checks and
 # every test. Tests start their own redis-server and PostgreSQL server (a throwaway cluster in a temp
 # directory, run as the postgres user when root) on free loopback ports and stop them afterwards; the
-# browser test drives Debian's chromium (never a downloaded browser) through playwright-core.
+# browser test drives Debian's chromium (never a downloaded browser) through playwright-core; the path
+# tests put Debian's nginx (nginx-light) and Python's http.server behind the edge as real origins.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +11,8 @@ need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
 compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need_apt+=(postgresql)
+[ -x /usr/sbin/nginx ] || need_apt+=(nginx-light)
+command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "test: installing ${need_apt[*]} with apt-get"
