@@ -17,7 +17,7 @@ import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { nodeMac } from '../src/adapters/node/mac.js'
 import { roomKeys, seenBucketOf } from '../src/adapters/redis/keys.js'
-import { luaFromFiles } from '../src/adapters/redis/lua-files.js'
+import { luaScripts } from '../src/adapters/redis/scripts.js'
 import { RedisQueueStore } from '../src/adapters/redis/queue-store.js'
 import { newVisitorId, QueueTokens } from '../src/core/queue-token.js'
 import { admissionLimits, parseRoomSettings } from '../src/core/settings.js'
@@ -493,7 +493,7 @@ async function main(): Promise<number> {
     const memRoom = parseRoomSettings({ ...QUEUE_ROOM, id: 'mem' })
     const limits = admissionLimits(memRoom)
     const storeClient = new Redis(redisServer.url)
-    const store = new RedisQueueStore(storeClient, luaFromFiles())
+    const store = new RedisQueueStore(storeClient, luaScripts())
     // Load the script and let Lua allocate what it needs, in a scratch room, before the baseline.
     await store.poll({ room: 'scratch', visitor: newVisitorId(), limits })
     await redis.del(...Object.values(roomKeys('scratch')))

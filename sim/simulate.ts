@@ -7,7 +7,7 @@ import { resolve } from 'node:path'
 import { serve } from '@hono/node-server'
 import { Agent, request } from 'undici'
 import { connectRedis } from '../src/adapters/redis/connect.js'
-import { luaFromFiles } from '../src/adapters/redis/lua-files.js'
+import { luaScripts } from '../src/adapters/redis/scripts.js'
 import { RedisQueueStore } from '../src/adapters/redis/queue-store.js'
 import { loadConfig } from '../src/config/index.js'
 import { generateSigningJwk } from '../src/core/admission-token.js'
@@ -212,7 +212,7 @@ async function startStack(o: SimOptions, real: RoomLimits, room: string): Promis
       stops.push(() => worker.close())
       const redis = connectRedis(redisUrl as string)
       stops.push(async () => redis.disconnect())
-      const store = new RedisQueueStore(redis, luaFromFiles())
+      const store = new RedisQueueStore(redis, luaScripts())
       stats = (id) => store.stats(id)
     } else {
       const config = loadConfig({ ANTEROOM_ROOMS: rooms, ANTEROOM_QUEUE_SECRET: secret, ANTEROOM_REDIS_URL: redisUrl })

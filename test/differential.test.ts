@@ -5,7 +5,7 @@
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { MemoryQueueStore } from '../src/adapters/memory/queue-store.js'
-import { luaFromFiles } from '../src/adapters/redis/lua-files.js'
+import { luaScripts } from '../src/adapters/redis/scripts.js'
 import { RedisQueueStore } from '../src/adapters/redis/queue-store.js'
 import type { AdmissionLimits } from '../src/core/settings.js'
 import type { QueueStore } from '../src/ports/queue-store.js'
@@ -116,10 +116,10 @@ describe.each([
   beforeAll(async () => {
     if (kind === 'single') {
       redis = new Redis(inject('redisUrl'))
-      store = new RedisQueueStore(redis, luaFromFiles())
+      store = new RedisQueueStore(redis, luaScripts())
     } else {
       cluster = await startSingleNodeCluster()
-      store = new RedisQueueStore(cluster.cluster, luaFromFiles())
+      store = new RedisQueueStore(cluster.cluster, luaScripts())
     }
   })
   afterAll(async () => {

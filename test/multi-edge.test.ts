@@ -3,7 +3,7 @@
 // tokens of one are honoured by the other, and a settings change reaches every edge within a second.
 import { createLocalJWKSet, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { luaFromFiles } from '../src/adapters/redis/lua-files.js'
+import { luaScripts } from '../src/adapters/redis/scripts.js'
 import { RedisSettingsStore } from '../src/adapters/redis/settings-store.js'
 import { generateSigningJwk } from '../src/core/admission-token.js'
 import { parseRoomSettings } from '../src/core/settings.js'
@@ -116,7 +116,7 @@ describe('two edges, one Redis', () => {
     const [a, b] = edges as [Edge, Edge]
     expect(b.deps.rooms.get(id)?.newUsersPerMinute).toBe(60)
     const changed = parseRoomSettings({ ...a.deps.rooms.get(id), newUsersPerMinute: 6, mode: 'paused' })
-    expect(await new RedisSettingsStore(a.redis!, luaFromFiles()).replace(changed, 1)).toEqual({ ok: true, rev: 2 })
+    expect(await new RedisSettingsStore(a.redis!, luaScripts()).replace(changed, 1)).toEqual({ ok: true, rev: 2 })
     clock.advance(999)
     b.deps.rooms.rooms()
     await b.deps.rooms.settled()

@@ -1,8 +1,10 @@
+import { readFileSync } from 'node:fs'
 import { type Cluster, Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { buildLuaModule, GENERATED } from '../scripts/build-lua.js'
 import { roomKeys, SEEN_BUCKETS, seenBucketOf } from '../src/adapters/redis/keys.js'
-import { luaFromFiles } from '../src/adapters/redis/lua-files.js'
 import { RedisQueueStore } from '../src/adapters/redis/queue-store.js'
+import { luaScripts } from '../src/adapters/redis/scripts.js'
 import { queueStoreContract } from './contract/queue-store.js'
 import { startSingleNodeCluster, type TestCluster } from './support/redis-cluster.js'
 
@@ -15,22 +17,44 @@ beforeAll(() => {
 afterAll(() => redis.disconnect())
 
 describe('Redis scripts', () => {
-  it('each script SHA is known ahead and matches what Redis computes', async () => {
-    for (const script of Object.values(luaFromFiles())) {
-      expect(await redis.script('LOAD', script.source)).toBe(script.sha)
+  it('each script SHA is pinned here, and Redis computes the same', async () => {
+    // A change to a script (or to a file it includes) changes its SHA: update the pin on purpose.
+    const pinned = {
+      end: '00f5ae23a30db914ddf3189cd130f37b5d1dbdc6',
+      endAll: 'b9ee02038101c9989f6d4b3dc236d4a7acdd531b',
+      poll: 'ad0cce77f6be197f1de68afa1daaee0717d7ee70',
+      renew: '1569289f5796ce37c908401289862d5bb75dbe22',
+      sample: '7b1adff5a769e32f9f4b7a35e082e1b537d9ed00',
+      settingsCas: 'e26fa305ca5f86080fa1d8cf552883a4029acb4a',
+      stats: 'e13c06933c993088de6c56da9bcbfd54c745a4ef',
+    }
+    const scripts = luaScripts()
+    expect(Object.keys(scripts).sort()).toEqual(Object.keys(pinned).sort())
+    for (const [name, sha] of Object.entries(pinned)) {
+      const script = scripts[name as keyof typeof scripts]
+      expect(script.sha, name).toBe(sha)
+      expect(await redis.script('LOAD', script.source), name).toBe(sha)
       expect(script.source.split('\n')[0]).toMatch(new RegExp(`^-- ${script.name}: `))
     }
   })
 
+  it('the generated Lua module is what npm run build:lua writes from the .lua files', () => {
+    expect(readFileSync(GENERATED, 'utf8')).toBe(buildLuaModule())
+    // Includes are resolved: no script carries an include line, each carries the shared clock.
+    for (const script of Object.values(luaScripts())) expect(script.source).not.toContain('-- #include')
+    expect(luaScripts().poll.source).toContain('local function clockNow(given)')
+    expect(luaScripts().poll.source).toContain('local function decodeLimits(json)')
+  })
+
   it('falls back to EVAL when Redis has no scripts cached', async () => {
     await redis.script('FLUSH')
-    const store = new RedisQueueStore(redis, luaFromFiles())
+    const store = new RedisQueueStore(redis, luaScripts())
     const r = await store.poll({ room: 'noscript', visitor: 'AAAAAAAAAAAAAAAA', limits })
     expect(r.state).toBe('paused')
   })
 
   it('uses Redis TIME when no time is given, so edge clocks cannot reorder the line', async () => {
-    const store = new RedisQueueStore(redis, luaFromFiles())
+    const store = new RedisQueueStore(redis, luaScripts())
     const [s1, us1] = await redis.time()
     const r = await store.poll({ room: 'redis-time', visitor: 'BBBBBBBBBBBBBBBB', limits })
     const [s2, us2] = await redis.time()
@@ -43,7 +67,7 @@ describe('Redis scripts', () => {
   })
 
   it('every key of a room carries the room hash tag', async () => {
-    const store = new RedisQueueStore(redis, luaFromFiles())
+    const store = new RedisQueueStore(redis, luaScripts())
     const room = 'tagged'
     await store.poll({ room, visitor: 'CCCCCCCCCCCCCCCC', limits: { ...limits, mode: 'fifo' } })
     await store.endSession(room, 'CCCCCCCCCCCCCCCC')
@@ -57,7 +81,7 @@ describe('Redis scripts', () => {
 
 describe('seen buckets', () => {
   it('the script and keys.ts put a visitor in the same bucket, and buckets stay compact listpacks', async () => {
-    const store = new RedisQueueStore(redis, luaFromFiles())
+    const store = new RedisQueueStore(redis, luaScripts())
     const room = 'buckets'
     const k = roomKeys(room)
     const visitors = Array.from({ length: 3000 }, (_, i) => `w${String(i).padStart(15, '0')}`)
@@ -87,7 +111,7 @@ describe('on a Redis Cluster', () => {
   })
 
   queueStoreContract('redis cluster', async () => ({
-    store: new RedisQueueStore(cluster, luaFromFiles()),
+    store: new RedisQueueStore(cluster, luaScripts()),
     async forget() {
       const keys = await cluster.keys('anteroom:{c*')
       for (const key of keys) await cluster.del(key)

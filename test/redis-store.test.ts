@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis'
 import { afterAll, inject } from 'vitest'
-import { luaFromFiles } from '../src/adapters/redis/lua-files.js'
+import { luaScripts } from '../src/adapters/redis/scripts.js'
 import { RedisQueueStore } from '../src/adapters/redis/queue-store.js'
 import { queueStoreContract } from './contract/queue-store.js'
 
@@ -13,7 +13,7 @@ queueStoreContract('redis', async () => {
   const redis = new Redis(inject('redisUrl'))
   clients.push(redis)
   return {
-    store: new RedisQueueStore(redis, luaFromFiles()),
+    store: new RedisQueueStore(redis, luaScripts()),
     async forget() {
       // Drop every line key (as a flush or a failover to an empty replica would); keep other files' keys.
       const keys = await redis.keys('anteroom:{c*')

@@ -6,7 +6,7 @@ import { MemorySettingsStore } from '../src/adapters/memory/settings-store.js'
 import { RedisAdminSessions } from '../src/adapters/redis/admin-sessions.js'
 import { RedisAuditLog } from '../src/adapters/redis/audit-log.js'
 import { adminSessionKey } from '../src/adapters/redis/keys.js'
-import { luaFromFiles } from '../src/adapters/redis/lua-files.js'
+import { luaScripts } from '../src/adapters/redis/scripts.js'
 import { RedisSettingsStore } from '../src/adapters/redis/settings-store.js'
 import { ManualClock } from '../src/ports/clock.js'
 import { settingsStoreContract } from './contract/settings-store.js'
@@ -25,7 +25,7 @@ settingsStoreContract('redis', async () => {
   const redis = new Redis(inject('redisUrl'))
   clients.push(redis)
   return {
-    settings: new RedisSettingsStore(redis, luaFromFiles()),
+    settings: new RedisSettingsStore(redis, luaScripts()),
     audit: new RedisAuditLog(redis),
     adminSessions: new RedisAdminSessions(redis),
   }

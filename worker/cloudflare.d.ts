@@ -35,10 +35,6 @@ interface ScheduledController {
 }
 
 /** Files bundled as text by the [[rules]] in wrangler.toml. */
-declare module '*.lua' {
-  const text: string
-  export default text
-}
 declare module '*.html' {
   const text: string
   export default text

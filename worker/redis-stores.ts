@@ -2,9 +2,9 @@
 // Durable Object, which keeps the client, and by the per-call Dispatch, which does not.
 import type { Redis } from 'ioredis'
 import { connectRedis, whenReady } from '../src/adapters/redis/connect.js'
+import { luaScripts } from '../src/adapters/redis/scripts.js'
 import { redisStores } from '../src/adapters/redis/stores.js'
 import type { Stores } from '../src/ports/stores.js'
-import { LUA } from './bundled.js'
 import { type Call, type Dispatch, type Outcome, runCall } from './remote-stores.js'
 
 export interface RedisStores extends Stores {
@@ -18,7 +18,7 @@ function logRedisError(err: Error): void {
 
 export function connectStores(url: string): RedisStores {
   const redis = connectRedis(url, logRedisError)
-  return { redis, ...redisStores(redis, LUA) }
+  return { redis, ...redisStores(redis, luaScripts()) }
 }
 
 /** How long a call waits for a connection before it fails as ERR_STORE_UNAVAILABLE. */

@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis'
 import { memoryStores } from '../adapters/memory/stores.js'
 import { nodeMac } from '../adapters/node/mac.js'
 import { connectRedis, whenReady } from '../adapters/redis/connect.js'
-import { luaFromFiles } from '../adapters/redis/lua-files.js'
+import { luaScripts } from '../adapters/redis/scripts.js'
 import { redisStores } from '../adapters/redis/stores.js'
 import { UndiciOrigin } from '../adapters/undici/origin.js'
 import type { Config } from '../config/index.js'
@@ -41,7 +41,7 @@ export async function buildEdge(config: Config, options: { originUrl: string; cl
   let redis: Redis | undefined
   if (config.redisUrl) {
     redis = connectRedis(config.redisUrl, (err) => options.log?.('redis_error', { message: err.message }))
-    stores = redisStores(redis, luaFromFiles())
+    stores = redisStores(redis, luaScripts())
     // If Redis is down at start, the edge starts anyway and each room's onStoreError applies.
     if (!(await whenReady(redis, 3000))) options.log?.('redis_unavailable_at_start', {})
   } else {

@@ -7,7 +7,7 @@
 import { Redis } from 'ioredis'
 import type { JWK } from 'jose'
 import { inject } from 'vitest'
-import { luaFromFiles } from '../../src/adapters/redis/lua-files.js'
+import { luaScripts } from '../../src/adapters/redis/scripts.js'
 import { RedisQueueStore } from '../../src/adapters/redis/queue-store.js'
 import { ManualClock } from '../../src/ports/clock.js'
 import type { QueueStore } from '../../src/ports/queue-store.js'
@@ -149,7 +149,7 @@ export function workerRuntime(redisUrl: () => string): EdgeRuntime {
         app: worker.app,
         url: worker.url,
         clock,
-        queue: new RedisQueueStore(redis, luaFromFiles()),
+        queue: new RedisQueueStore(redis, luaScripts()),
         // The Worker waits for its reload inside the request (ctx.waitUntil); nothing is left to wait for.
         settled: async () => {},
         async close() {

@@ -27,6 +27,7 @@ interface PendingPoll {
 
 interface Batch {
   input: PollInput
+  limits: string
   polls: PendingPoll[]
 }
 
@@ -51,11 +52,12 @@ export class RedisQueueStore implements QueueStore {
    * ioredis and Redis handle one command for many visitors.
    */
   poll(input: PollInput): Promise<PollResult> {
-    const l = input.limits
-    const key = `${input.room}|${l.mode}|${l.totalActiveUsers}|${l.newUsersPerMinute}|${l.abandonAfterMs}|${l.sessionMs}|${input.now ?? ''}`
+    // The limits go to Lua as JSON by name (lib/limits.lua); polls with the same limits share a call.
+    const limits = JSON.stringify(input.limits)
+    const key = `${input.room}|${limits}|${input.now ?? ''}`
     let batch = this.batches.get(key)
     if (batch === undefined || batch.polls.length >= MAX_BATCH) {
-      batch = { input, polls: [] }
+      batch = { input, limits, polls: [] }
       this.batches.set(key, batch)
       const flushing = batch
       nextTurn(() => {
@@ -69,8 +71,7 @@ export class RedisQueueStore implements QueueStore {
   private async send(batch: Batch): Promise<void> {
     const { input, polls } = batch
     const k = roomKeys(input.room)
-    const l = input.limits
-    const args: (string | number)[] = [input.now ?? '', l.mode, l.totalActiveUsers, l.newUsersPerMinute, l.abandonAfterMs, l.sessionMs]
+    const args: (string | number)[] = [input.now ?? '', batch.limits]
     for (const p of polls) args.push(p.visitor, p.arrival ?? '')
     let reply: number[]
     try {

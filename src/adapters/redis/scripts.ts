@@ -1,8 +1,8 @@
-// The Lua scripts, run by SHA with a fallback to EVAL only when Redis answers NOSCRIPT.
-// The sources are handed in by the runtime: Node reads ./lua from disk (lua-files.ts), the Worker
-// bundles the same files as text (worker/bundled.ts).
+// The Lua scripts, run by SHA with a fallback to EVAL only when Redis answers NOSCRIPT. Their sources
+// come from lua/index.generated.ts (npm run build:lua), which Node and the Worker both import.
 import { createHash } from 'node:crypto'
 import type { Cluster, Redis } from 'ioredis'
+import { LUA_SOURCES } from './lua/index.generated.js'
 
 export interface Script {
   name: string
@@ -11,34 +11,20 @@ export interface Script {
   numKeys: number
 }
 
-/** Every script the adapters run, by the file it lives in; the number in the name is its key count. */
-export const SCRIPT_FILES = {
-  poll: 'poll-7.lua',
-  renew: 'renew-2.lua',
-  end: 'end-2.lua',
-  endAll: 'end-all-2.lua',
-  settingsCas: 'settings-cas-1.lua',
-  sample: 'sample-5.lua',
-  stats: 'stats-4.lua',
-} as const
+export type ScriptName = keyof typeof LUA_SOURCES
+export type Scripts = { readonly [K in ScriptName]: Script }
 
-export type Scripts = { readonly [K in keyof typeof SCRIPT_FILES]: Script }
-
-/** Builds the scripts from their sources, given as file name → Lua text. */
-export function defineScripts(sources: Readonly<Record<string, string>>): Scripts {
-  const out: Partial<Record<keyof typeof SCRIPT_FILES, Script>> = {}
-  for (const [key, file] of Object.entries(SCRIPT_FILES) as [keyof typeof SCRIPT_FILES, string][]) {
-    const source = sources[file]
-    if (typeof source !== 'string' || source.length === 0) throw new TypeError(`Lua script ${file} is missing`)
-    out[key] = {
-      name: file,
-      source,
-      sha: createHash('sha1').update(source).digest('hex'),
-      numKeys: Number(/-(\d+)\.lua$/.exec(file)?.[1]),
-    }
-  }
-  return out as Scripts
+/** Every script in ./lua, with its SHA1, built once. The number in a file's name is its key count. */
+export function luaScripts(): Scripts {
+  cached ??= Object.fromEntries(
+    Object.entries(LUA_SOURCES).map(([name, { file, source }]) => [
+      name,
+      { name: file, source, sha: createHash('sha1').update(source).digest('hex'), numKeys: Number(/-(\d+)\.lua$/.exec(file)?.[1]) },
+    ]),
+  ) as Scripts
+  return cached
 }
+let cached: Scripts | undefined
 
 export type ScriptRedis = Pick<Redis | Cluster, 'evalsha' | 'eval'>
 

@@ -6,10 +6,7 @@
 --   ARGV[1] visitor id
 --   ARGV[2] now ms, or "" to use Redis TIME
 -- Output: 1 if the visitor had an active session, else 0
-local now = tonumber(ARGV[2])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+-- #include lib/clock.lua
+local now = clockNow(ARGV[2])
 redis.call('ZADD', KEYS[2], now, ARGV[1])
 return redis.call('ZREM', KEYS[1], ARGV[1])

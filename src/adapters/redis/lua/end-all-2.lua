@@ -5,11 +5,8 @@
 --   KEYS[2] ended  zset  visitor -> when their session was ended, ms
 --   ARGV[1] now ms, or "" to use Redis TIME
 -- Output: how many sessions were ended
-local now = tonumber(ARGV[1])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+-- #include lib/clock.lua
+local now = clockNow(ARGV[1])
 local members = redis.call('ZRANGE', KEYS[1], 0, -1)
 for i = 1, #members, 1000 do
   local chunk = {}

@@ -21,33 +21,26 @@
 --                         each a small hash visitor -> last poll ms (waiting visitors only).
 --                         Small hashes stay listpacks: ~30 B a visitor, where a sorted set takes ~120.
 --   ARGV[1] now ms, or "" to use Redis TIME                   (tests drive time; production doesn't)
---   ARGV[2] mode: fifo | paused | passthrough
---   ARGV[3] totalActiveUsers
---   ARGV[4] newUsersPerMinute
---   ARGV[5] abandonAfter ms
---   ARGV[6] session duration ms
---   ARGV[7], ARGV[8], ...  pairs of: visitor id, arrival µs from a verified queue token or ""
+--   ARGV[2] the room's admission limits, JSON by name (lib/limits.lua): mode (fifo | paused |
+--           passthrough), totalActiveUsers, newUsersPerMinute, abandonAfterMs, sessionMs
+--   ARGV[3], ARGV[4], ...  pairs of: visitor id, arrival µs from a verified queue token or ""
 --                          (the arrival restores a place Redis forgot)
 -- Output: 7 numbers per visitor, in input order:
 --   state (1 queued, 2 admitted, 3 paused), arrival µs, position, waiting,
 --   admitted in the last 60 s, now ms, session expiry ms (0 unless admitted)
 
-local q, sweep, act, adm, stat, last, seenPrefix = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
-local mode = ARGV[2]
-local cap = tonumber(ARGV[3])
-local perMinute = tonumber(ARGV[4])
-local abandonMs = tonumber(ARGV[5])
-local sessionMs = tonumber(ARGV[6])
+-- #include lib/clock.lua
+-- #include lib/limits.lua
 
-local now = tonumber(ARGV[1])
-local nowUs
-if now then
-  nowUs = now * 1000
-else
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
+local q, sweep, act, adm, stat, last, seenPrefix = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local limits = decodeLimits(ARGV[2])
+local mode = limits.mode
+local cap = limits.totalActiveUsers
+local perMinute = limits.newUsersPerMinute
+local abandonMs = limits.abandonAfterMs
+local sessionMs = limits.sessionMs
+local now, nowUs = clockNow(ARGV[1])
+local FIRST_POLL = 3 -- ARGV index of the first visitor
 
 local MAX_STEP = 500 -- MAX_STEP in core/admission.ts: most visitors one call admits
 local BUCKETS = 16384 -- seen buckets; SEEN_BUCKETS in core/admission.ts
@@ -79,7 +72,7 @@ end
 redis.call('ZREMRANGEBYSCORE', act, '-inf', now)
 redis.call('ZREMRANGEBYSCORE', adm, '-inf', now - 60000)
 
-local count = (#ARGV - 6) / 2
+local count = (#ARGV - FIRST_POLL + 1) / 2
 local visitors, arrivals, expiries = {}, {}, {}
 local admittedNow = 0
 
@@ -90,8 +83,8 @@ end
 
 -- 1. Each visitor: collect an admission, pass through, or take or keep their place.
 for i = 1, count do
-  local visitor = ARGV[5 + 2 * i]
-  local tokenArrival = tonumber(ARGV[6 + 2 * i])
+  local visitor = ARGV[FIRST_POLL + 2 * (i - 1)]
+  local tokenArrival = tonumber(ARGV[FIRST_POLL + 2 * (i - 1) + 1])
   visitors[i] = visitor
   if redis.call('ZSCORE', act, visitor) then
     -- Admitted while away, or already active: this poll collects the admission.

@@ -8,13 +8,10 @@
 --   ARGV[2] now ms, or "" to use Redis TIME
 --   ARGV[3] session duration ms
 -- Output: { new expiry ms, or 0 when the session was ended; now }
+-- #include lib/clock.lua
 local act, ended, visitor = KEYS[1], KEYS[2], ARGV[1]
 local sessionMs = tonumber(ARGV[3])
-local now = tonumber(ARGV[2])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+local now = clockNow(ARGV[2])
 redis.call('ZREMRANGEBYSCORE', ended, '-inf', now - sessionMs)
 if redis.call('ZSCORE', ended, visitor) then
   redis.call('ZREM', act, visitor)

@@ -9,11 +9,8 @@
 --   ARGV[1] now ms, or "" to use Redis TIME
 --   ARGV[2] how long to keep samples, ms
 -- Output: 1 if this call recorded the bucket's sample, else 0
-local now = tonumber(ARGV[1])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+-- #include lib/clock.lua
+local now = clockNow(ARGV[1])
 local bucket = math.floor(now / 10000)
 if redis.call('HEXISTS', KEYS[5], bucket) == 1 then return 0 end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)

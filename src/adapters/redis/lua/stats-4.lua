@@ -6,11 +6,8 @@
 --   KEYS[4] stat  hash  running totals and abn:<10-s bucket> counts
 --   ARGV[1] now ms, or "" to use Redis TIME
 -- Output: { waiting, active, admittedLastMinute, abandoned (total), abandonedLastMinute, now }
-local now = tonumber(ARGV[1])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+-- #include lib/clock.lua
+local now = clockNow(ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - 60000)
 -- The last minute's abandonment, in 10-s buckets: the current one and the five before it.
