@@ -26,7 +26,6 @@ describe('canonicalPath', () => {
     ['/caf%C3%A9', '/caf%C3%A9'],
     ['/caf%c3%a9', '/caf%C3%A9'],
     ['/a%20b', '/a%20b'],
-    ['/a%3Bb', '/a%3Bb'],
     ['/a%3fb%23c', '/a%3Fb%23c'],
     ['/%25', '/%25'],
     ["/a:b@c!$&'()*+,=", "/a:b@c!$&'()*+,="],
@@ -52,6 +51,11 @@ describe('canonicalPath', () => {
     ['/a\tb', 'control'],
     ['/a%7F', 'control'],
     ['/a;b', ';parameters'],
+    ['/a%3Bb', 'encoded ;'],
+    ['/shop%3b/x', 'encoded ;'],
+    ['/x/..%e2%88%95shop', 'U+2215'],
+    ['/x%ef%bc%8fshop', 'U+2215'],
+    ['/x/%ef%bc%8e%ef%bc%8e/shop', 'U+2215'],
     ['/a/..;/b', ';parameters'],
     ['/%252e%252e/b', 'encoded twice'],
     ['/%25u002e', 'encoded twice'],
@@ -75,7 +79,7 @@ describe('canonicalPath', () => {
   })
 
   it('is a fixed point for random inputs: the origin decoding what it gets once more finds the same path', () => {
-    const alphabet = ['a', 'B', '/', '.', '%2e', '%2E', '%41', '%c3%a9', '%20', '~', '-', '%3B', '..', '%25', 'é', ':', '@']
+    const alphabet = ['a', 'B', '/', '.', '%2e', '%2E', '%41', '%c3%a9', '%20', '~', '-', '%3F', '..', '%25', 'é', ':', '@']
     let seed = 7
     const next = () => {
       seed = (seed * 1103515245 + 12345) & 0x7fffffff

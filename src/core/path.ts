@@ -2,8 +2,9 @@
 // no spelling of a path can mean one thing to the edge and another to the origin. The rule
 // (docs/architecture.md, "Paths"):
 //   1. Every %XX is decoded, once. What a decoding could make ambiguous is refused instead: an
-//      encoded / or \, NUL and other control characters (encoded or literal), a % that decodes to
-//      another escape (double encoding, %252e, %25u002e), bytes that are not UTF-8 (overlong %c0%ae).
+//      encoded / \ or ;, NUL and other control characters (encoded or literal), a % that decodes to
+//      another escape (double encoding, %252e, %25u002e), bytes that are not UTF-8 (overlong %c0%ae),
+//      and look-alikes of / \ . that some servers map to ASCII (U+2215, U+FF0F, ...).
 //   2. What origins read in different ways is refused too: literal backslashes, ;path parameters,
 //      and segments that end in a dot or a space (Windows servers drop those).
 //   3. Empty segments collapse (//), then . and .. are resolved (RFC 3986 §5.2.4).
@@ -22,6 +23,9 @@ const SAFE_SEGMENT = /^[A-Za-z0-9\-._~!$&'()*+,=:@]*$/
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 const encoder = new TextEncoder()
 
+/** Slashes, backslashes and dots in other scripts, which some servers map to ASCII ("best fit"). */
+const LOOKALIKE = /[\u2044\u2215\u2216\u29f5\u29f8\u29f9\ufe68\uff0e\uff0f\uff3c]/
+const LOOKALIKE_PROBLEM = 'the path has a character that some servers read as / \\ or . (such as U+2215 or U+FF0F)'
 const refuse = (problem: string): CanonicalPath => ({ ok: false, problem })
 
 function isControl(code: number): boolean {
@@ -30,7 +34,7 @@ function isControl(code: number): boolean {
 
 /** One segment's text, decoded, or the reason it cannot be. */
 function decodeSegment(raw: string): string | { problem: string } {
-  if (!raw.includes('%')) return raw
+  if (!raw.includes('%')) return LOOKALIKE.test(raw) ? { problem: LOOKALIKE_PROBLEM } : raw
   const bytes: number[] = []
   for (let i = 0; i < raw.length; i++) {
     const ch = raw.charCodeAt(i)
@@ -43,6 +47,8 @@ function decodeSegment(raw: string): string | { problem: string } {
     if (!HEX.test(hex)) return { problem: 'a % in the path is not followed by two hex digits' }
     const b = Number.parseInt(hex, 16)
     if (b === 0x2f || b === 0x5c) return { problem: 'the path has an encoded / or \\ (%2F or %5C)' }
+    // A decoded ; would be read as a path parameter by origins that split after decoding.
+    if (b === 0x3b) return { problem: 'the path has an encoded ; (%3B), which origins read in different ways' }
     if (isControl(b)) return { problem: 'the path has an encoded NUL or control character' }
     bytes.push(b)
     i += 2
@@ -54,6 +60,7 @@ function decodeSegment(raw: string): string | { problem: string } {
     return { problem: 'the path has escapes that are not valid UTF-8 (such as the overlong %C0%AE)' }
   }
   if (/%([0-9A-Fa-f]{2}|[uU][0-9A-Fa-f]{4})/.test(text)) return { problem: 'the path is encoded twice (such as %252e)' }
+  if (LOOKALIKE.test(text)) return { problem: LOOKALIKE_PROBLEM }
   return text
 }
 
