@@ -1,6 +1,6 @@
 // Admin credentials: bearer tokens for the API, and for the UI a signed session cookie with a CSRF
 // token derived from it. Runtime-neutral: the MAC comes from the Mac port.
-import { safeEqual } from '../src/core/queue-token.js'
+import { safeEqual } from '../src/core/compare.js'
 import type { AdminSessions } from '../src/ports/admin-sessions.js'
 import type { Mac } from '../src/ports/crypto.js'
 

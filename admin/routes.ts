@@ -3,10 +3,10 @@
 // credentials; every change is validated, compare-and-set on the room's revision, and audited.
 // Failed sign-ins and wrong bearer tokens are throttled per client address and account (throttle.ts).
 import { type Context, Hono } from 'hono'
+import { safeEqual } from '../src/core/compare.js'
 import { AnteroomError, isAnteroomError } from '../src/core/errors.js'
-import { safeEqual } from '../src/core/queue-token.js'
+import { etaSeconds } from '../src/core/eta.js'
 import { parseRoomSettings, type RoomSettings } from '../src/core/settings.js'
-import { etaSeconds } from '../src/http/app.js'
 import { readCookie, serializeCookie } from '../src/http/cookies.js'
 import type { RoomDirectory } from '../src/http/room-directory.js'
 import type { AuditLog } from '../src/ports/audit-log.js'

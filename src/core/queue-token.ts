@@ -4,6 +4,7 @@
 // The MAC covers every other field, so a visitor can move neither their arrival time nor their room.
 // It lapses abandonAfter after the last poll: each poll re-signs it with a later expiry.
 import type { Mac } from '../ports/crypto.js'
+import { safeEqual } from './compare.js'
 import { ROOM_ID } from './settings.js'
 
 export interface QueueTicket {
@@ -20,14 +21,6 @@ const MAX_LENGTH = 160
 
 function body(t: QueueTicket): string {
   return `q1.${t.room}.${t.visitor}.${t.arrival.toString(36)}.${t.expires.toString(36)}`
-}
-
-/** Compares two strings in time that does not depend on where they differ. */
-export function safeEqual(a: string, b: string): boolean {
-  if (a.length !== b.length) return false
-  let diff = 0
-  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i)
-  return diff === 0
 }
 
 export function newVisitorId(): string {

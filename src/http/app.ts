@@ -3,6 +3,7 @@
 import { type Context, Hono } from 'hono'
 import type { AdmissionClaims, AdmissionTokens } from '../core/admission-token.js'
 import { AnteroomError, isAnteroomError } from '../core/errors.js'
+import { etaSeconds } from '../core/eta.js'
 import { canonicalPath, isReserved } from '../core/path.js'
 import { newVisitorId, type QueueTokens } from '../core/queue-token.js'
 import { canonicalHost, hostServed, matchRoom } from '../core/rooms.js'
@@ -61,12 +62,6 @@ async function sha256Base64(text: string): Promise<string> {
   let s = ''
   for (const b of new Uint8Array(digest)) s += String.fromCharCode(b)
   return btoa(s)
-}
-
-/** ETA from the admissions of the last minute; unknown until something was admitted. */
-export function etaSeconds(position: number, admittedLastMinute: number): number | null {
-  if (admittedLastMinute <= 0) return null
-  return Math.ceil(position / (admittedLastMinute / 60))
 }
 
 export function createEdgeApp(deps: EdgeDeps): Hono {
