@@ -1,5 +1,5 @@
 // The booking origin's measurements for `npm run bench`, on a real PostgreSQL 15 server started here
-// (test/support/postgres-server.ts) and stopped here, also on error. Every figure is compared with a
+// (scripts/lib/postgres-server.ts) and stopped here, also on error. Every figure is compared with a
 // baseline measured against the same server in the same run:
 //
 //   6. claims per second, as a ratio to the ceiling: a single-row conditional UPDATE
@@ -29,6 +29,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { createLocalJWKSet } from 'jose'
 import postgres from 'postgres'
+import { type PostgresServer, startPostgres } from '../scripts/lib/postgres-server.js'
 import { TestPaymentProvider } from '../src/adapters/payments/test-provider.js'
 import type { Db, Sql } from '../src/adapters/postgres/db.js'
 import { migrate } from '../src/adapters/postgres/migrate.js'
@@ -40,7 +41,6 @@ import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../src/c
 import { isAnteroomError } from '../src/core/errors.js'
 import { createOriginApp } from '../src/origin/app.js'
 import type { EventInfo } from '../src/ports/seat-store.js'
-import { type PostgresServer, startPostgres } from '../test/support/postgres-server.js'
 import { log, type Row, sleep } from './lib.js'
 
 /** Concurrent workers (visitors) for measurements 6. */

@@ -4,7 +4,7 @@
 //
 // Every server under test runs in its own child process (`node --import tsx ...`) on 127.0.0.1 and a
 // free port; the load generator (autocannon, as a library) runs here. A real redis-server comes from
-// test/support/redis-server.ts. Everything started here is stopped here by pid, also on error.
+// scripts/lib/redis-server.ts. Everything started here is stopped here by pid, also on error.
 //
 // Environment (all optional): BENCH_SEGMENT_SECONDS (5; every target is measured in two segments),
 // BENCH_WARMUP_SECONDS (2), BENCH_PROFILE=1 (run every server under `node --cpu-prof`, profiles in
@@ -15,14 +15,15 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
+import { freePort } from '../scripts/lib/free-port.js'
+import { type RedisServer, startRedis } from '../scripts/lib/redis-server.js'
 import { nodeMac } from '../src/adapters/node/mac.js'
 import { roomKeys, seenBucketOf } from '../src/adapters/redis/keys.js'
-import { luaScripts } from '../src/adapters/redis/scripts.js'
 import { RedisQueueStore } from '../src/adapters/redis/queue-store.js'
+import { luaScripts } from '../src/adapters/redis/scripts.js'
 import { newVisitorId, QueueTokens } from '../src/core/queue-token.js'
 import { admissionLimits, parseRoomSettings } from '../src/core/settings.js'
 import { admissionCookieName, queueCookieName } from '../src/http/cookies.js'
-import { freePort, type RedisServer, startRedis } from '../test/support/redis-server.js'
 import { runBooking, stopBookingServer } from './booking.js'
 import {
   type Aggregate,

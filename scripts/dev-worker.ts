@@ -10,7 +10,8 @@ import { existsSync, writeFileSync } from 'node:fs'
 import { serve } from '@hono/node-server'
 import { generateSigningJwk } from '../src/core/admission-token.js'
 import { buildBooking } from '../src/entry/booking.js'
-import { freePort, type RedisServer, startRedis } from '../test/support/redis-server.js'
+import { freePort } from './lib/free-port.js'
+import { type RedisServer, startRedis } from './lib/redis-server.js'
 
 const PORT = Number(process.env.ANTEROOM_PORT ?? 8787)
 const DEV_VARS = '.dev.vars'

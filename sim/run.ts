@@ -9,7 +9,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { startPostgres } from '../test/support/postgres-server.js'
+import { startPostgres } from '../scripts/lib/postgres-server.js'
 import { type ArrivalCurve, predict, type RoomLimits } from './predict.js'
 import { compare, renderReport } from './report.js'
 import { type SimOptions, simulate } from './simulate.js'

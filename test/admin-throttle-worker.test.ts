@@ -4,7 +4,7 @@
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import type { Edge } from '../src/entry/build.js'
-import { ManualClock } from '../src/ports/clock.js'
+import { ManualClock } from './support/clock.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
 import { T0, type TestEdge, workerRuntime } from './support/runtimes.js'

@@ -8,8 +8,8 @@ import { RedisAuditLog } from '../src/adapters/redis/audit-log.js'
 import { adminSessionKey } from '../src/adapters/redis/keys.js'
 import { luaScripts } from '../src/adapters/redis/scripts.js'
 import { RedisSettingsStore } from '../src/adapters/redis/settings-store.js'
-import { ManualClock } from '../src/ports/clock.js'
 import { settingsStoreContract } from './contract/settings-store.js'
+import { ManualClock } from './support/clock.js'
 
 const clients: Redis[] = []
 afterAll(() => {

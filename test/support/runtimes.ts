@@ -7,10 +7,10 @@
 import { Redis } from 'ioredis'
 import type { JWK } from 'jose'
 import { inject } from 'vitest'
-import { luaScripts } from '../../src/adapters/redis/scripts.js'
 import { RedisQueueStore } from '../../src/adapters/redis/queue-store.js'
-import { ManualClock } from '../../src/ports/clock.js'
+import { luaScripts } from '../../src/adapters/redis/scripts.js'
 import type { QueueStore } from '../../src/ports/queue-store.js'
+import { ManualClock } from './clock.js'
 import { TEST_SECRET, testEdge } from './edge.js'
 import { startWorker, WorkerClock } from './worker.js'
 

@@ -1,8 +1,9 @@
 // The Worker as tests run it in workerd: the production createWorker with a manual clock, plus one
 // route to move that clock. Built only by the tests (test/support/worker.ts), never deployed.
-import { ManualClock } from '../../src/ports/clock.js'
+
 import { createWorker } from '../../worker/edge.js'
 import type { WorkerEnv } from '../../worker/env.js'
+import { ManualClock } from '../support/clock.js'
 
 export { StoreRelay } from '../../worker/store-relay.js'
 
