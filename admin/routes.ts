@@ -8,6 +8,7 @@ import { AnteroomError, isAnteroomError } from '../src/core/errors.js'
 import { etaSeconds } from '../src/core/eta.js'
 import { parseRoomSettings, type RoomSettings } from '../src/core/settings.js'
 import { readCookie, serializeCookie } from '../src/http/cookies.js'
+import { renderError } from '../src/http/errors.js'
 import type { RoomDirectory } from '../src/http/room-directory.js'
 import type { AuditLog } from '../src/ports/audit-log.js'
 import type { Clock } from '../src/ports/clock.js'
@@ -51,22 +52,26 @@ const ACCOUNT_NAME = /^[A-Za-z0-9_.@-]{1,64}$/
 const NO_STORE = 'no-store'
 const etag = (rev: number) => `"rev-${rev}"`
 
-function problem(c: Context, status: number, code: string, message: string, extra: Record<string, unknown> = {}): Response {
-  c.header('cache-control', NO_STORE)
-  return c.json({ error: { code, message, ...extra } }, status as 400)
-}
-
-async function readJson(c: Context, max = MAX_BODY): Promise<Record<string, unknown> | Response> {
+/** A JSON object body of at most `max` characters; anything else is refused (ERR_BODY, ERR_BODY_TOO_LARGE). */
+async function readJson(c: Context, max = MAX_BODY): Promise<Record<string, unknown>> {
   const text = await c.req.text()
-  if (text.length > max) return problem(c, 413, 'ERR_BODY', `The body is larger than ${max} bytes`)
+  if (text.length > max) throw new AnteroomError('ERR_BODY_TOO_LARGE', `The body is larger than ${max} bytes`)
   let body: unknown
   try {
     body = JSON.parse(text)
   } catch {
-    return problem(c, 400, 'ERR_BODY', 'The body must be a JSON object')
+    throw new AnteroomError('ERR_BODY', 'The body must be a JSON object')
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return problem(c, 400, 'ERR_BODY', 'The body must be a JSON object')
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new AnteroomError('ERR_BODY', 'The body must be a JSON object')
   return body as Record<string, unknown>
+}
+
+/** A write from a revision that is no longer current: the answer carries the current settings and their ETag. */
+function stale(current: VersionedRoom | undefined): AnteroomError {
+  return new AnteroomError('ERR_STALE', 'Someone else changed this room first; here are the current settings', {
+    extra: { current: current?.settings, etag: current ? etag(current.rev) : undefined },
+  })
 }
 
 export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
@@ -75,13 +80,15 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
   const log = deps.log ?? (() => {})
   const throttle = new SignInThrottle(deps.auth.sessions)
   const address = (c: Context) => deps.clientIp?.(c) ?? 'unknown'
+  /** Every error of the admin API, thrown or returned, is rendered here (src/http/errors.ts). */
+  const answer = (c: Context, err: unknown) => renderError(c, err, { json: true, log: (fields) => log('admin_error', fields) })
 
   /** 429 while a client address or account is locked; `lead` says why, when this attempt was checked. */
-  function tooMany(c: Context, lockedMs: number, lead = ''): Response {
+  function tooMany(lockedMs: number, lead = ''): AnteroomError {
     const seconds = Math.max(1, Math.ceil(lockedMs / 1000))
-    c.header('retry-after', String(seconds))
-    return problem(c, 429, 'ERR_TOO_MANY_ATTEMPTS', `${lead}Too many failed sign-ins: try again in ${describeWait(lockedMs)}.`, {
+    return new AnteroomError('ERR_TOO_MANY_ATTEMPTS', `${lead}Too many failed sign-ins: try again in ${describeWait(lockedMs)}.`, {
       retryAfterSeconds: seconds,
+      extra: { retryAfterSeconds: seconds },
     })
   }
 
@@ -121,28 +128,27 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
   app.post('/admin/login', async (c) => {
     // JSON only: a plain form on another site cannot post here (and sign a browser in as someone else).
     if (!(c.req.header('content-type') ?? '').startsWith('application/json')) {
-      return problem(c, 415, 'ERR_BODY', 'Sign in with a JSON body {"token": "..."}')
+      throw new AnteroomError('ERR_UNSUPPORTED_MEDIA_TYPE', 'Sign in with a JSON body {"token": "..."}')
     }
     const body = await readJson(c)
-    if (body instanceof Response) return body
     let name: string | undefined
     if (body.name !== undefined && body.name !== null && body.name !== '') {
       if (typeof body.name !== 'string' || !ACCOUNT_NAME.test(body.name))
-        return problem(c, 400, 'ERR_BAD_REQUEST', 'name: not an account name (up to 64 letters, digits and _.@-)', { field: 'name' })
+        throw new AnteroomError('ERR_BAD_REQUEST', 'name: not an account name (up to 64 letters, digits and _.@-)', { field: 'name' })
       name = body.name
     }
     // Counted against the address, and against the account when one is named. Without a name only
     // the address counts: locking an account's name out does not lock its owner out.
     const keys = [addressKey(address(c)), ...(name === undefined ? [] : [accountKey(name)])]
     const state = await throttle.check(keys, now())
-    if (state.lockedMs > 0) return tooMany(c, state.lockedMs)
+    if (state.lockedMs > 0) throw tooMany(state.lockedMs)
     let who = deps.auth.byToken(typeof body.token === 'string' ? body.token : undefined)
     if (name !== undefined && who !== name) who = undefined
     if (who === undefined) {
       const result = await failed(c, 'login', keys, name)
       const invalid = name === undefined ? 'That admin token is not valid' : 'That name and admin token do not match'
-      if (result.lockedMs > 0) return tooMany(c, result.lockedMs, `${invalid}. `)
-      return problem(c, 401, 'ERR_UNAUTHORIZED', invalid)
+      if (result.lockedMs > 0) throw tooMany(result.lockedMs, `${invalid}. `)
+      throw new AnteroomError('ERR_UNAUTHORIZED', invalid)
     }
     await throttle.clear([addressKey(address(c)), accountKey(who)])
     const session = await deps.auth.newSession(who, now())
@@ -158,7 +164,7 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
     if (session !== undefined) {
       const csrf = c.req.header('x-csrf-token')
       if (csrf === undefined || !safeEqual(csrf, await deps.auth.csrfFor(session))) {
-        return problem(c, 403, 'ERR_CSRF', 'Signing out from the admin UI needs its X-CSRF-Token header')
+        throw new AnteroomError('ERR_CSRF', 'Signing out from the admin UI needs its X-CSRF-Token header')
       }
     }
     // The cookie goes whatever happens next; the session is refused by every edge from now on.
@@ -167,11 +173,10 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
       await deps.auth.endSession(session, now())
     } catch (err) {
       if (!isAnteroomError(err, 'ERR_STORE_UNAVAILABLE')) throw err
-      return problem(
-        c,
-        503,
-        err.code,
+      throw new AnteroomError(
+        'ERR_STORE_UNAVAILABLE',
         'Signed out in this browser only: the store did not answer, so the session could not be ended everywhere',
+        { expose: true, cause: err },
       )
     }
     return c.json({ ok: true })
@@ -185,11 +190,11 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
       // A bearer token is a sign-in attempt: refused unchecked while the address is locked.
       const keys = [addressKey(address(c))]
       const state = await throttle.check(keys, now())
-      if (state.lockedMs > 0) return tooMany(c, state.lockedMs)
+      if (state.lockedMs > 0) throw tooMany(state.lockedMs)
       who = deps.auth.byToken(bearer)
       if (who === undefined) {
         const result = await failed(c, 'bearer', keys, undefined)
-        if (result.lockedMs > 0) return tooMany(c, result.lockedMs, 'That admin token is not valid. ')
+        if (result.lockedMs > 0) throw tooMany(result.lockedMs, 'That admin token is not valid. ')
       } else if (state.anyFailures) {
         await throttle.clear([...keys, accountKey(who)])
       }
@@ -202,13 +207,13 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
       if (viaCookie && c.req.method !== 'GET' && c.req.method !== 'HEAD') {
         const csrf = c.req.header('x-csrf-token')
         if (csrf === undefined || !safeEqual(csrf, await deps.auth.csrfFor(session as string))) {
-          return problem(c, 403, 'ERR_CSRF', 'A change from the admin UI needs its X-CSRF-Token header')
+          throw new AnteroomError('ERR_CSRF', 'A change from the admin UI needs its X-CSRF-Token header')
         }
       }
     }
     if (who === undefined) {
       c.header('www-authenticate', 'Bearer realm="anteroom-admin"')
-      return problem(c, 401, 'ERR_UNAUTHORIZED', 'Admin credentials are required')
+      throw new AnteroomError('ERR_UNAUTHORIZED', 'Admin credentials are required')
     }
     c.set('who', who)
     c.set('viaCookie', viaCookie)
@@ -233,10 +238,7 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
     if (!result.ok) {
       const current = result.current
       if (current) c.header('etag', etag(current.rev))
-      return problem(c, 412, 'ERR_STALE', 'Someone else changed this room first; here are the current settings', {
-        current: current?.settings,
-        etag: current ? etag(current.rev) : undefined,
-      })
+      return answer(c, stale(current))
     }
     await deps.audit.append({
       at: new Date(now()).toISOString(),
@@ -266,25 +268,16 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
     const current = await room(c)
     const ifMatch = c.req.header('if-match')
     if (ifMatch === undefined)
-      return problem(c, 428, 'ERR_IF_MATCH_REQUIRED', 'Send If-Match with the ETag you read, so that changes never overwrite each other')
+      throw new AnteroomError('ERR_IF_MATCH_REQUIRED', 'Send If-Match with the ETag you read, so that changes never overwrite each other')
     const body = await readJson(c)
-    if (body instanceof Response) return body
     if ('id' in body && body.id !== current.settings.id)
-      return problem(c, 400, 'ERR_SETTINGS_INVALID', 'id: cannot be changed', { field: 'id' })
-    let next: RoomSettings
-    try {
-      next = parseRoomSettings(merge ? { ...current.settings, ...body, id: current.settings.id } : { ...body, id: current.settings.id })
-    } catch (err) {
-      if (isAnteroomError(err, 'ERR_SETTINGS_INVALID')) return problem(c, 400, err.code, err.message, { field: err.field })
-      throw err
-    }
+      throw new AnteroomError('ERR_SETTINGS_INVALID', 'id: cannot be changed', { field: 'id' })
+    // An invalid value throws ERR_SETTINGS_INVALID naming the field: a 400.
+    const next = parseRoomSettings(merge ? { ...current.settings, ...body, id: current.settings.id } : { ...body, id: current.settings.id })
     const expected = /^"rev-(\d+)"$/.exec(ifMatch)?.[1]
     if (expected === undefined || Number(expected) !== current.rev) {
       c.header('etag', etag(current.rev))
-      return problem(c, 412, 'ERR_STALE', 'Someone else changed this room first; here are the current settings', {
-        current: current.settings,
-        etag: etag(current.rev),
-      })
+      return answer(c, stale(current))
     }
     return commit(c, 'settings.update', current, next)
   }
@@ -324,12 +317,11 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
   app.post('/api/rooms/:id/sessions/end', async (c) => {
     const r = await room(c)
     const body = await readJson(c, MAX_BULK_BODY)
-    if (body instanceof Response) return body
     const visitors = body.visitors
     if (!Array.isArray(visitors) || visitors.length < 1 || visitors.length > MAX_BULK)
-      return problem(c, 400, 'ERR_BAD_REQUEST', `visitors: must be a list of 1 to ${MAX_BULK} visitor ids`, { field: 'visitors' })
+      throw new AnteroomError('ERR_BAD_REQUEST', `visitors: must be a list of 1 to ${MAX_BULK} visitor ids`, { field: 'visitors' })
     const bad = visitors.findIndex((v) => typeof v !== 'string' || !VISITOR_ID.test(v))
-    if (bad >= 0) return problem(c, 400, 'ERR_BAD_REQUEST', `visitors[${bad}]: not a visitor id`, { field: `visitors[${bad}]` })
+    if (bad >= 0) throw new AnteroomError('ERR_BAD_REQUEST', `visitors[${bad}]: not a visitor id`, { field: `visitors[${bad}]` })
     const ids = [...new Set(visitors as string[])]
     const endedIds: string[] = []
     // A few at a time: each end is one store call.
@@ -354,7 +346,7 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
   app.post('/api/rooms/:id/sessions/:visitor/end', async (c) => {
     const r = await room(c)
     const visitor = c.req.param('visitor')
-    if (!VISITOR_ID.test(visitor)) return problem(c, 400, 'ERR_BAD_REQUEST', 'visitor: not a visitor id', { field: 'visitor' })
+    if (!VISITOR_ID.test(visitor)) throw new AnteroomError('ERR_BAD_REQUEST', 'visitor: not a visitor id', { field: 'visitor' })
     const ended = await deps.queue.endSession(r.settings.id, visitor, deps.clock?.now())
     await deps.audit.append({
       at: new Date(now()).toISOString(),
@@ -398,7 +390,7 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
 
   app.get('/api/report', async (c) => {
     const html = await deps.lastReport?.()
-    if (html === undefined) return problem(c, 404, 'ERR_NOT_FOUND', 'No simulation report yet: run `npm run simulate`')
+    if (html === undefined) throw new AnteroomError('ERR_NOT_FOUND', 'No simulation report yet: run `npm run simulate`')
     // The report is static HTML with inline styles and SVG; it runs no script.
     return c.html(html, 200, {
       'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; frame-ancestors 'none'",
@@ -410,17 +402,15 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
     const limit = Math.min(1000, Math.max(1, Number(c.req.query('limit') ?? 100) || 100))
     const kind = c.req.query('kind')
     if (kind !== undefined && kind !== 'changes' && kind !== 'actions')
-      return problem(c, 400, 'ERR_BAD_REQUEST', 'kind: must be "changes" or "actions"', { field: 'kind' })
+      throw new AnteroomError('ERR_BAD_REQUEST', 'kind: must be "changes" or "actions"', { field: 'kind' })
     return c.json({ entries: await deps.audit.list(limit, { kind, now: now() }) })
   })
 
-  app.all('/api/*', (c) => problem(c, 404, 'ERR_NOT_FOUND', 'No such admin endpoint'))
-
-  app.onError((err, c) => {
-    if (isAnteroomError(err, 'ERR_NOT_FOUND')) return problem(c, 404, err.code, err.message, { field: err.field })
-    if (isAnteroomError(err, 'ERR_STORE_UNAVAILABLE')) return problem(c, 503, err.code, 'The store is not answering; try again')
-    return problem(c, 500, 'ERR_INTERNAL', 'Something went wrong')
+  app.all('/api/*', () => {
+    throw new AnteroomError('ERR_NOT_FOUND', 'No such admin endpoint')
   })
+
+  app.onError((err, c) => answer(c, err))
 
   return app
 }

@@ -8,6 +8,7 @@ import { webCryptoMac } from '../src/adapters/webcrypto/mac.js'
 import { loadConfig } from '../src/config/index.js'
 import { AnteroomError, isAnteroomError } from '../src/core/errors.js'
 import { type AssembledEdge, assembleEdge } from '../src/entry/assemble.js'
+import { errorResponse } from '../src/http/errors.js'
 import type { Clock } from '../src/ports/clock.js'
 import type { Stores } from '../src/ports/stores.js'
 import { ADMIN_ASSETS } from './bundled.js'
@@ -118,10 +119,14 @@ function configError(err: unknown): Response {
     code: isAnteroomError(err) ? err.code : 'ERR_CONFIG',
     message: isAnteroomError(err) ? err.message : `${err instanceof Error ? err.name : 'error'} while starting`,
   })
-  return Response.json(
-    { error: { code: 'ERR_CONFIG', message: 'The waiting room is not configured correctly; the operator can see why in the Worker log.' } },
-    { status: 500, headers: { 'cache-control': 'no-store' } },
+  const shown = new AnteroomError(
+    'ERR_CONFIG',
+    'The waiting room is not configured correctly; the operator can see why in the Worker log.',
+    {
+      expose: true,
+    },
   )
+  return errorResponse(shown, { json: true })
 }
 
 export function createWorker(options: WorkerOptions = {}) {

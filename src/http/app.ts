@@ -13,8 +13,9 @@ import type { Origin, OriginResponse } from '../ports/origin.js'
 import type { PollResult, QueueStore } from '../ports/queue-store.js'
 import { limitedBody } from './body.js'
 import { admissionCookieName, JS_COOKIE, queueCookieName, readCookie, serializeCookie } from './cookies.js'
+import { renderError } from './errors.js'
 import { requestHeadersForOrigin, responseHeadersForVisitor } from './forward-headers.js'
-import { errorPage, POLL_SCRIPT, type QueueView, queuePage } from './pages.js'
+import { POLL_SCRIPT, type QueueView, queuePage } from './pages.js'
 import type { RoomDirectory } from './room-directory.js'
 
 export interface EdgeDeps {
@@ -363,64 +364,10 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     return forward(c, req, room, d.token, d.cookies)
   })
 
+  /** The edge's errors: JSON for API callers and under /_anteroom/, the error page for visitors. */
   function errorResponse(c: Context, err: unknown): Response {
     const json = wantsJson(c) || new URL(c.req.url).pathname.startsWith('/_anteroom/')
-    let status = 500
-    let title = 'Something went wrong'
-    let detail = 'Please try again in a moment.'
-    if (isAnteroomError(err)) {
-      switch (err.code) {
-        case 'ERR_ORIGIN_TIMEOUT':
-          status = 504
-          title = 'The site is taking too long'
-          detail = 'The site behind this waiting room did not answer in time. Please try again.'
-          break
-        case 'ERR_ORIGIN_UNREACHABLE':
-          status = 502
-          title = 'The site is not reachable'
-          detail = 'The site behind this waiting room could not be reached. Please try again shortly.'
-          break
-        case 'ERR_NOT_FOUND':
-          status = 404
-          title = 'Not found'
-          detail = err.message
-          break
-        case 'ERR_BAD_REQUEST':
-        case 'ERR_BAD_PATH':
-          status = 400
-          title = 'Bad request'
-          detail = err.message
-          break
-        case 'ERR_METHOD_NOT_ALLOWED':
-          status = 405
-          title = 'Method not allowed'
-          detail = err.message
-          break
-        case 'ERR_BODY_TOO_LARGE':
-          status = 413
-          title = 'Too much data'
-          detail = err.message
-          break
-        case 'ERR_HOST_NOT_SERVED':
-          status = 421
-          title = 'Wrong address'
-          detail = err.message
-          break
-      }
-    }
-    if (status === 500)
-      log('error', { message: err instanceof Error ? err.message : String(err), code: isAnteroomError(err) ? err.code : undefined })
-    const headers = new Headers({ 'cache-control': NO_STORE })
-    if (status === 405) headers.set('allow', 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS')
-    if (status === 413) headers.set('connection', 'close')
-    if (json) {
-      const code = isAnteroomError(err) ? err.code : 'ERR_INTERNAL'
-      headers.set('content-type', 'application/json; charset=utf-8')
-      const field = isAnteroomError(err) && err.field ? { field: err.field } : {}
-      return new Response(JSON.stringify({ error: { code, message: detail, ...field } }), { status, headers })
-    }
-    headers.set('content-type', 'text/html; charset=utf-8')
-    return new Response(errorPage(status, title, detail), { status, headers })
+    return renderError(c, err, { json, log: (fields) => log('error', fields) })
   }
 
   app.onError((err, c) => errorResponse(c, err))

@@ -4,7 +4,8 @@
 // JSON only and at most MAX_BODY_BYTES (./body.ts). Open admissions (issued by the edge without
 // its store) are accepted like any other, each visitor under their own sub, and logged on a hold.
 import { type Context, Hono } from 'hono'
-import { AnteroomError, isAnteroomError } from '../core/errors.js'
+import { AnteroomError, errorSpec, isAnteroomError } from '../core/errors.js'
+import { errorBody, renderError } from '../http/errors.js'
 import type { PaymentProvider } from '../ports/payments.js'
 import type { EventInfo, Hold, SeatStore, StoredAnswer } from '../ports/seat-store.js'
 import { type BodyEnv, jsonBodies } from './body.js'
@@ -29,54 +30,57 @@ const SEAT_NAME = /^[A-Za-z0-9-]{1,16}$/
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9_.:-]{8,200}$/
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
-function problem(c: Context, status: number, code: string, message: string, extra: Record<string, unknown> = {}): Response {
-  return c.json({ error: { code, message, ...extra } }, status as 400)
-}
+const badBody = (message: string, field?: string) => new AnteroomError('ERR_BODY', message, { field })
 
-/** Parses {"seats": [...]}, naming the problem in the 400. */
-function readSeats(c: Context<Env>, event: EventInfo): string[] | Response {
+/** Parses {"seats": [...]}; a 400 names the problem. */
+function readSeats(c: Context<Env>, event: EventInfo): string[] {
   let body: unknown
   try {
     body = JSON.parse(utf8.decode(c.get('body')))
   } catch {
-    return problem(c, 400, 'ERR_BODY', 'The body must be JSON like {"seats": ["A1", "A2"]}')
+    throw badBody('The body must be JSON like {"seats": ["A1", "A2"]}')
   }
   const seats = (body as { seats?: unknown } | null)?.seats
-  if (!Array.isArray(seats)) return problem(c, 400, 'ERR_BODY', 'seats: must be a list of seat names', { field: 'seats' })
-  if (seats.length === 0) return problem(c, 400, 'ERR_BODY', 'seats: must name at least one seat', { field: 'seats' })
+  if (!Array.isArray(seats)) throw badBody('seats: must be a list of seat names', 'seats')
+  if (seats.length === 0) throw badBody('seats: must name at least one seat', 'seats')
   const max = Math.min(MAX_SEATS_PER_REQUEST, event.maxPerVisitor)
-  if (seats.length > max)
-    return problem(c, 400, 'ERR_BODY', `seats: at most ${max} seats in one hold, got ${seats.length}`, { field: 'seats' })
+  if (seats.length > max) throw badBody(`seats: at most ${max} seats in one hold, got ${seats.length}`, 'seats')
   for (const [i, s] of seats.entries()) {
-    if (typeof s !== 'string' || !SEAT_NAME.test(s))
-      return problem(c, 400, 'ERR_BODY', `seats[${i}]: must be a seat name like "A12"`, { field: `seats[${i}]` })
+    if (typeof s !== 'string' || !SEAT_NAME.test(s)) throw badBody(`seats[${i}]: must be a seat name like "A12"`, `seats[${i}]`)
   }
-  if (new Set(seats).size !== seats.length) return problem(c, 400, 'ERR_BODY', 'seats: names a seat twice', { field: 'seats' })
+  if (new Set(seats).size !== seats.length) throw badBody('seats: names a seat twice', 'seats')
   return seats as string[]
+}
+
+/** A checkout's answer, stored with its payment so that a repeat of the Idempotency-Key replays it. */
+function failedCheckout(err: AnteroomError, more: Record<string, unknown>): StoredAnswer {
+  return { status: errorSpec(err.code).status, body: { ...errorBody(err), ...more } }
 }
 
 export function createOriginApp(deps: OriginDeps): Hono<Env> {
   const app = new Hono<Env>()
   const { seats: store, payments } = deps
   const repeatWaitMs = deps.repeatWaitMs ?? 10_000
+  /** Every error of the origin, thrown or returned, is rendered here (src/http/errors.ts). */
+  const answer = (c: Context, err: unknown) => renderError(c, err, { json: true, log: (fields) => deps.log?.('origin_error', fields) })
 
   app.use('*', requireAdmission(deps.admission))
   app.use('*', jsonBodies())
 
   /** The event, if it exists and the visitor's admission is for its room. */
-  async function eventFor(c: Context<Env>): Promise<EventInfo | Response> {
+  async function eventFor(c: Context<Env>): Promise<EventInfo> {
     const event = await store.event(c.req.param('event') ?? '')
-    if (event === undefined) return problem(c, 404, 'ERR_NOT_FOUND', 'No such event')
-    if (event.room !== c.get('admission').room) return problem(c, 401, 'ERR_ADMISSION_WRONG_ROOM', 'The admission is for another room')
+    if (event === undefined) throw new AnteroomError('ERR_NOT_FOUND', 'No such event')
+    if (event.room !== c.get('admission').room) throw new AnteroomError('ERR_ADMISSION_WRONG_ROOM', 'The admission is for another room')
     return event
   }
 
   /** The hold, if it exists and belongs to this visitor; anything else is a 404. */
-  async function ownHold(c: Context<Env>): Promise<Hold | Response> {
+  async function ownHold(c: Context<Env>): Promise<Hold> {
     const id = c.req.param('hold') ?? ''
     const hold = UUID.test(id) ? await store.getHold(id) : undefined
-    if (hold === undefined || hold.holder !== c.get('admission').sub) return problem(c, 404, 'ERR_NOT_FOUND', 'No such hold')
-    if (hold.room !== c.get('admission').room) return problem(c, 401, 'ERR_ADMISSION_WRONG_ROOM', 'The admission is for another room')
+    if (hold === undefined || hold.holder !== c.get('admission').sub) throw new AnteroomError('ERR_NOT_FOUND', 'No such hold')
+    if (hold.room !== c.get('admission').room) throw new AnteroomError('ERR_ADMISSION_WRONG_ROOM', 'The admission is for another room')
     return hold
   }
 
@@ -84,15 +88,12 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
 
   app.get('/events/:event/seats', async (c) => {
     const event = await eventFor(c)
-    if (event instanceof Response) return event
     return c.json({ event: { id: event.id, name: event.name, priceCents: event.priceCents }, seats: await store.seatMap(event.id) })
   })
 
   app.post('/events/:event/holds', async (c) => {
     const event = await eventFor(c)
-    if (event instanceof Response) return event
     const seats = readSeats(c, event)
-    if (seats instanceof Response) return seats
     const admission = c.get('admission')
     const outcome = await store.hold({ event, holder: admission.sub, seats })
     switch (outcome.kind) {
@@ -101,20 +102,27 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
         if (admission.open) deps.log?.('hold_open_admission', { event: event.id, hold: outcome.hold.id, seats: seats.length })
         return c.json({ hold: { id: outcome.hold.id, seats: outcome.hold.seats, expiresAt: outcome.hold.expiresAt } }, 201)
       case 'taken':
-        return problem(c, 409, 'ERR_SEATS_TAKEN', `Taken: ${outcome.taken.join(', ') || 'some of these seats'}`, {
-          taken: outcome.taken,
-          nearest: outcome.nearest,
-        })
+        return answer(
+          c,
+          new AnteroomError('ERR_SEATS_TAKEN', `Taken: ${outcome.taken.join(', ') || 'some of these seats'}`, {
+            extra: { taken: outcome.taken, nearest: outcome.nearest },
+          }),
+        )
       case 'limit':
-        return problem(c, 409, 'ERR_VISITOR_LIMIT', `At most ${outcome.limit} seats per visitor; you have ${outcome.current}`, {
-          limit: outcome.limit,
-          current: outcome.current,
-        })
+        return answer(
+          c,
+          new AnteroomError('ERR_VISITOR_LIMIT', `At most ${outcome.limit} seats per visitor; you have ${outcome.current}`, {
+            extra: { limit: outcome.limit, current: outcome.current },
+          }),
+        )
       case 'unknown-seats':
-        return problem(c, 400, 'ERR_UNKNOWN_SEATS', `No such seats: ${outcome.unknown.join(', ')}`, {
-          field: 'seats',
-          unknown: outcome.unknown,
-        })
+        return answer(
+          c,
+          new AnteroomError('ERR_UNKNOWN_SEATS', `No such seats: ${outcome.unknown.join(', ')}`, {
+            field: 'seats',
+            extra: { unknown: outcome.unknown },
+          }),
+        )
     }
   })
 
@@ -123,45 +131,42 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
   app.post('/holds/:hold/confirm', async (c) => {
     const key = c.req.header('idempotency-key')
     if (key === undefined || !IDEMPOTENCY_KEY.test(key)) {
-      return problem(c, 400, 'ERR_IDEMPOTENCY_KEY', 'An Idempotency-Key header of 8-200 letters, digits or _.:- is required', {
+      throw new AnteroomError('ERR_IDEMPOTENCY_KEY', 'An Idempotency-Key header of 8-200 letters, digits or _.:- is required', {
         field: 'Idempotency-Key',
       })
     }
     const hold = await ownHold(c)
-    if (hold instanceof Response) return hold
     const amountCents = hold.priceCents * hold.seats.length
     const seen = await store.beginPayment({ key, holdId: hold.id, holder: hold.holder, amountCents })
     if (seen !== undefined) {
       if (seen.holdId !== hold.id || seen.holder !== hold.holder) {
-        return problem(c, 422, 'ERR_IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used for another checkout')
+        throw new AnteroomError('ERR_IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used for another checkout')
       }
       // A repeat: answer what the first request answered, waiting for it if it is still running.
       for (let waited = 0; ; waited += 50) {
         const payment = await store.getPayment(key)
         if (payment?.responseStatus != null) return replay(c, { status: payment.responseStatus, body: payment.response })
-        if (waited >= repeatWaitMs) {
-          c.header('retry-after', '1')
-          return problem(c, 409, 'ERR_IN_PROGRESS', 'This checkout is still being processed; try again')
-        }
+        // Retry-After: 1 (the registry's).
+        if (waited >= repeatWaitMs)
+          return answer(c, new AnteroomError('ERR_IN_PROGRESS', 'This checkout is still being processed; try again'))
         await new Promise((r) => setTimeout(r, 50))
       }
     }
     if (!hold.live) {
-      const answer = {
-        status: 409,
-        body: { error: { code: 'ERR_HOLD_LOST', message: 'The hold has expired or ended; nothing was charged' }, refunded: false },
-      }
-      await store.finishPayment(key, 'failed', null, answer)
-      return replay(c, answer)
+      const lost = failedCheckout(new AnteroomError('ERR_HOLD_LOST', 'The hold has expired or ended; nothing was charged'), {
+        refunded: false,
+      })
+      await store.finishPayment(key, 'failed', null, lost)
+      return replay(c, lost)
     }
     let chargeId: string
     try {
       chargeId = (await payments.charge({ idempotencyKey: key, amountCents, holder: hold.holder })).chargeId
     } catch (err) {
       if (!isAnteroomError(err, 'ERR_PAYMENT_DECLINED')) throw err
-      const answer = { status: 402, body: { error: { code: 'ERR_PAYMENT_DECLINED', message: err.message } } }
-      await store.finishPayment(key, 'failed', null, answer)
-      return replay(c, answer)
+      const declined = failedCheckout(err, {})
+      await store.finishPayment(key, 'failed', null, declined)
+      return replay(c, declined)
     }
     const booked = await store.book({
       hold,
@@ -172,43 +177,30 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
     if (booked !== undefined) return replay(c, booked)
     // The hold was lost while the payment ran: give the money back and say so.
     await payments.refund(chargeId)
-    const answer = {
-      status: 409,
-      body: {
-        error: { code: 'ERR_HOLD_LOST', message: 'The hold expired and the seats went to someone else; your payment was refunded' },
-        refunded: true,
-        chargeId,
-      },
-    }
-    await store.finishPayment(key, 'refunded', chargeId, answer)
-    return replay(c, answer)
+    const refunded = failedCheckout(
+      new AnteroomError('ERR_HOLD_LOST', 'The hold expired and the seats went to someone else; your payment was refunded'),
+      { refunded: true, chargeId },
+    )
+    await store.finishPayment(key, 'refunded', chargeId, refunded)
+    return replay(c, refunded)
   })
 
   app.delete('/holds/:hold', async (c) => {
     const hold = await ownHold(c)
-    if (hold instanceof Response) return hold
-    if (hold.status !== 'active') return problem(c, 409, 'ERR_HOLD_NOT_ACTIVE', `The hold is already ${hold.status}`)
+    if (hold.status !== 'active') return answer(c, new AnteroomError('ERR_HOLD_NOT_ACTIVE', `The hold is already ${hold.status}`))
     return c.json({ released: await store.release(hold.id, hold.holder) })
   })
 
   app.get('/events/:event/invariant', async (c) => {
     const event = await eventFor(c)
-    if (event instanceof Response) return event
     const r = await store.invariant(event.id)
     return c.json({ ...r, ok: r.sold === r.tickets && r.tickets === r.paid })
   })
 
-  app.notFound((c) => problem(c, 404, 'ERR_NOT_FOUND', 'No such route'))
+  app.notFound((c) => answer(c, new AnteroomError('ERR_NOT_FOUND', 'No such route')))
 
-  app.onError((err, c) => {
-    if (isAnteroomError(err, 'ERR_DB_BUSY')) {
-      c.header('retry-after', '1')
-      return problem(c, 503, err.code, err.message)
-    }
-    const code = err instanceof AnteroomError ? err.code : 'ERR_INTERNAL'
-    deps.log?.('origin_error', { code, message: err instanceof Error ? err.message : String(err) })
-    return problem(c, 500, code, 'Something went wrong; nothing was sold twice. Please try again.')
-  })
+  // ERR_DB_BUSY is a 503 with Retry-After: 1; anything unexpected a 500 ERR_INTERNAL, logged.
+  app.onError((err, c) => answer(c, err))
 
   return app
 }

@@ -9,6 +9,8 @@
 // any other type needs a CORS preflight the origin never grants; so no other site can make a
 // visitor's browser post here, whatever the cookie policy.
 import type { Context, MiddlewareHandler } from 'hono'
+import { AnteroomError, type AnteroomErrorOptions, type ErrorCode } from '../core/errors.js'
+import { renderError } from '../http/errors.js'
 
 /** The most bytes a request body may have at the booking origin. */
 export const MAX_BODY_BYTES = 4096
@@ -18,10 +20,10 @@ export type BodyEnv = { Variables: { body: Uint8Array } }
 
 const EMPTY: Uint8Array = new Uint8Array(0)
 
-function problem(c: Context, status: 400 | 413 | 415, code: string, message: string, extra: Record<string, unknown> = {}): Response {
+function refuse(c: Context, code: ErrorCode, message: string, options?: AnteroomErrorOptions): Response {
   // The rest of an unread body is not wanted: the connection is not reused after this answer.
   c.header('connection', 'close')
-  return c.json({ error: { code, message, ...extra } }, status)
+  return renderError(c, new AnteroomError(code, message, options), { json: true })
 }
 
 /** Reads at most limit bytes; undefined as soon as the body turns out to be longer. */
@@ -65,19 +67,18 @@ export function jsonBodies(maxBytes = MAX_BODY_BYTES): MiddlewareHandler<BodyEnv
     const chunked = c.req.header('transfer-encoding') !== undefined
     const lengthHeader = chunked ? undefined : c.req.header('content-length')
     if (lengthHeader !== undefined && !/^\d{1,15}$/.test(lengthHeader.trim()))
-      return problem(c, 400, 'ERR_BODY', 'Content-Length must be a number of bytes')
+      return refuse(c, 'ERR_BODY', 'Content-Length must be a number of bytes')
     const declared = lengthHeader === undefined ? undefined : Number(lengthHeader)
     const unsupported = () =>
-      problem(
+      refuse(
         c,
-        415,
         'ERR_UNSUPPORTED_MEDIA_TYPE',
         `The body must be JSON, sent with Content-Type: ${JSON_MEDIA_TYPE}${type === undefined ? '' : `, not ${type.slice(0, 100)}`}`,
-        { accepted: [JSON_MEDIA_TYPE] },
+        { extra: { accepted: [JSON_MEDIA_TYPE] } },
       )
     // A POST must be JSON even when empty; other methods only when they carry a body.
     if (!isJson && (method === 'POST' || chunked || (declared ?? 0) > 0)) return unsupported()
-    const tooLarge = () => problem(c, 413, 'ERR_BODY_TOO_LARGE', `The body may be at most ${maxBytes} bytes`, { limit: maxBytes })
+    const tooLarge = () => refuse(c, 'ERR_BODY_TOO_LARGE', `The body may be at most ${maxBytes} bytes`, { extra: { limit: maxBytes } })
     if (declared !== undefined && declared > maxBytes) return tooLarge()
     let body = EMPTY
     if (c.req.raw.body !== null && declared !== 0) {

@@ -8,6 +8,8 @@
 import type { MiddlewareHandler } from 'hono'
 import { createRemoteJWKSet, errors, type JWTVerifyGetKey, jwtVerify } from 'jose'
 import type { AdmissionClaims } from '../core/admission-token.js'
+import { AnteroomError, type ErrorCode, errorSpec } from '../core/errors.js'
+import { renderError } from '../http/errors.js'
 
 export const ADMISSION_HEADER = 'anteroom-admission'
 
@@ -34,10 +36,13 @@ export interface AdmissionCheckOptions {
   keys?: JWTVerifyGetKey
 }
 
-export type AdmissionCheck = { ok: true; admission: Admission } | { ok: false; status: 401 | 503; code: string; reason: string }
+/** A refusal's code is an ERR_ADMISSION_* of the registry (core/errors.ts), and its status the registry's. */
+export type AdmissionCheck = { ok: true; admission: Admission } | { ok: false; status: 401 | 503; code: AdmissionErrorCode; reason: string }
 
-function reject(code: string, reason: string, status: 401 | 503 = 401): AdmissionCheck {
-  return { ok: false, status, code, reason }
+export type AdmissionErrorCode = Extract<ErrorCode, `ERR_ADMISSION_${string}`>
+
+function reject(code: AdmissionErrorCode, reason: string): AdmissionCheck {
+  return { ok: false, status: errorSpec(code).status as 401 | 503, code, reason }
 }
 
 /** Returns a function that checks one token. Algorithms are pinned to ES256. */
@@ -87,10 +92,10 @@ export function admissionVerifier(options: AdmissionCheckOptions): (token: strin
       if (err instanceof errors.JWSSignatureVerificationFailed)
         return reject('ERR_ADMISSION_SIGNATURE', 'The admission token signature is not valid')
       if (err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid) {
-        return reject('ERR_ADMISSION_KEYS_UNAVAILABLE', 'The waiting room keys could not be fetched', 503)
+        return reject('ERR_ADMISSION_KEYS_UNAVAILABLE', 'The waiting room keys could not be fetched')
       }
       if (err instanceof errors.JOSEError) return reject('ERR_ADMISSION_INVALID', 'The admission token is malformed')
-      return reject('ERR_ADMISSION_KEYS_UNAVAILABLE', 'The waiting room keys could not be fetched', 503)
+      return reject('ERR_ADMISSION_KEYS_UNAVAILABLE', 'The waiting room keys could not be fetched')
     }
   }
 }
@@ -102,8 +107,8 @@ export function requireAdmission(options: AdmissionCheckOptions): MiddlewareHand
     const result = await verify(c.req.header(ADMISSION_HEADER))
     if (!result.ok) {
       c.header('www-authenticate', `Anteroom error="${result.code}"`)
-      c.header('cache-control', 'no-store')
-      return c.json({ error: { code: result.code, message: result.reason } }, result.status)
+      // The reason is for the caller even on a 503: it says which check could not be made.
+      return renderError(c, new AnteroomError(result.code, result.reason, { expose: true }), { json: true })
     }
     c.set('admission', result.admission)
     await next()
