@@ -3,7 +3,6 @@
 // Members are `<seq>|<json>`: seq (INCR) keeps the order of appends made in the same millisecond,
 // and makes equal entries distinct members of the sorted set.
 import type { Cluster, Redis } from 'ioredis'
-import { AnteroomError } from '../../core/errors.js'
 import {
   ACTION_CAP,
   type AuditEntry,
@@ -14,8 +13,7 @@ import {
   isChange,
 } from '../../ports/audit-log.js'
 import { AUDIT_KEYS } from './keys.js'
-
-const unavailable = (cause: unknown) => new AnteroomError('ERR_STORE_UNAVAILABLE', 'Redis did not answer', { cause })
+import { replies, storeCall } from './store-call.js'
 
 /** Zero-padded, so that members with the same score sort by seq. */
 const member = (seq: number, entry: AuditEntry) => `${String(seq).padStart(16, '0')}|${JSON.stringify(entry)}`
@@ -31,38 +29,26 @@ export class RedisAuditLog implements AuditLog {
 
   async append(entry: AuditEntry): Promise<void> {
     const t = entryTime(entry)
-    try {
+    await storeCall(async () => {
       const seq = await this.redis.incr(AUDIT_KEYS.seq)
       const multi = this.redis.multi()
       if (isChange(entry.action)) multi.zadd(AUDIT_KEYS.changes, t, member(seq, entry))
       else multi.lpush(AUDIT_KEYS.actions, member(seq, entry)).ltrim(AUDIT_KEYS.actions, 0, ACTION_CAP - 1)
       multi.zremrangebyscore(AUDIT_KEYS.changes, '-inf', `(${t - CHANGE_RETENTION_MS}`)
-      const replies = await multi.exec()
-      const failed = replies?.find(([err]) => err !== null)
-      if (replies === null || failed) throw failed?.[0] ?? new Error('the transaction was discarded')
-    } catch (cause) {
-      throw unavailable(cause)
-    }
+      replies(await multi.exec())
+    })
   }
 
   async list(limit = 100, query: AuditQuery = {}): Promise<AuditEntry[]> {
     const n = Math.max(0, Math.floor(limit))
     if (n === 0) return []
     const min = query.now === undefined ? '-inf' : String(query.now - CHANGE_RETENTION_MS)
-    let changes: string[] = []
-    let actions: string[] = []
-    try {
-      const pipeline = this.redis.pipeline()
-      if (query.kind !== 'actions') pipeline.zrevrangebyscore(AUDIT_KEYS.changes, '+inf', min, 'LIMIT', 0, n)
-      if (query.kind !== 'changes') pipeline.lrange(AUDIT_KEYS.actions, 0, n - 1)
-      const replies = (await pipeline.exec()) ?? []
-      for (const [err] of replies) if (err) throw err
-      const values = replies.map(([, v]) => v as string[])
-      if (query.kind !== 'actions') changes = values.shift() ?? []
-      if (query.kind !== 'changes') actions = values.shift() ?? []
-    } catch (cause) {
-      throw unavailable(cause)
-    }
+    const pipeline = this.redis.pipeline()
+    if (query.kind !== 'actions') pipeline.zrevrangebyscore(AUDIT_KEYS.changes, '+inf', min, 'LIMIT', 0, n)
+    if (query.kind !== 'changes') pipeline.lrange(AUDIT_KEYS.actions, 0, n - 1)
+    const values = (await storeCall(async () => replies(await pipeline.exec()))) as string[][]
+    const changes = query.kind !== 'actions' ? (values.shift() ?? []) : []
+    const actions = query.kind !== 'changes' ? (values.shift() ?? []) : []
     return [...changes, ...actions]
       .map(parse)
       .sort((a, b) => b.t - a.t || b.seq - a.seq)

@@ -1,6 +1,5 @@
 // QueueStore on Redis: every operation is one EVALSHA of a script in ./lua.
 import type { Cluster, Redis } from 'ioredis'
-import { AnteroomError } from '../../core/errors.js'
 import {
   HISTORY_MS,
   type PollInput,
@@ -13,6 +12,7 @@ import {
 } from '../../ports/queue-store.js'
 import { roomKeys } from './keys.js'
 import { runScript, type Scripts } from './scripts.js'
+import { storeCall } from './store-call.js'
 
 const STATES = { 1: 'queued', 2: 'admitted', 3: 'paused' } as const
 /** Most polls in one EVALSHA; a larger burst goes out as several. */
@@ -33,10 +33,6 @@ interface Batch {
 
 /** Runs fn after the current turn of the event loop: setImmediate on Node, a zero timer elsewhere. */
 const nextTurn: (fn: () => void) => void = typeof setImmediate === 'function' ? (fn) => setImmediate(fn) : (fn) => setTimeout(fn, 0)
-
-function unavailable(cause: unknown): AnteroomError {
-  return new AnteroomError('ERR_STORE_UNAVAILABLE', 'Redis did not answer', { cause })
-}
 
 export class RedisQueueStore implements QueueStore {
   private readonly batches = new Map<string, Batch>()
@@ -75,15 +71,16 @@ export class RedisQueueStore implements QueueStore {
     for (const p of polls) args.push(p.visitor, p.arrival ?? '')
     let reply: number[]
     try {
-      reply = (await runScript(
+      reply = (await storeCall(() =>
+        runScript(
         this.redis,
         this.scripts.poll,
         [k.line, k.sweep, k.active, k.admissions, k.stats, k.lastArrival, k.seenPrefix],
         args,
-      )) as number[]
+      ))) as number[]
     } catch (err) {
-      const error = unavailable(err)
-      for (const p of polls) p.reject(error)
+      // One failure answers every poll of the batch.
+      for (const p of polls) p.reject(err)
       return
     }
     polls.forEach((p, i) => {
@@ -99,38 +96,27 @@ export class RedisQueueStore implements QueueStore {
   }
 
   async renew(input: RenewInput): Promise<RenewResult> {
-    let reply: number[]
-    try {
-      reply = (await runScript(
+    const reply = (await storeCall(() =>
+      runScript(
         this.redis,
         this.scripts.renew,
         [roomKeys(input.room).active, roomKeys(input.room).ended],
         [input.visitor, input.now ?? '', input.sessionMs],
-      )) as number[]
-    } catch (err) {
-      throw unavailable(err)
-    }
+      ))) as number[]
     const [expires, now] = reply as [number, number]
     return expires === 0 ? undefined : { sessionExpires: expires, now }
   }
 
   async endSession(room: string, visitor: string, now?: number): Promise<boolean> {
     const k = roomKeys(room)
-    try {
-      return (await runScript(this.redis, this.scripts.end, [k.active, k.ended], [visitor, now ?? ''])) === 1
-    } catch (err) {
-      throw unavailable(err)
-    }
+    return (await storeCall(() => runScript(this.redis, this.scripts.end, [k.active, k.ended], [visitor, now ?? '']))) === 1
   }
 
   async stats(room: string, now?: number): Promise<RoomStats> {
     const k = roomKeys(room)
-    let reply: number[]
-    try {
-      reply = (await runScript(this.redis, this.scripts.stats, [k.line, k.active, k.admissions, k.stats], [now ?? ''])) as number[]
-    } catch (err) {
-      throw unavailable(err)
-    }
+    const reply = (await storeCall(() =>
+      runScript(this.redis, this.scripts.stats, [k.line, k.active, k.admissions, k.stats], [now ?? '']),
+    )) as number[]
     const [waiting, active, admittedLastMinute, abandoned, abandonedLastMinute, at] = reply as [
       number,
       number,
@@ -144,29 +130,18 @@ export class RedisQueueStore implements QueueStore {
 
   async endAllSessions(room: string, now?: number): Promise<number> {
     const k = roomKeys(room)
-    try {
-      return (await runScript(this.redis, this.scripts.endAll, [k.active, k.ended], [now ?? ''])) as number
-    } catch (err) {
-      throw unavailable(err)
-    }
+    return (await storeCall(() => runScript(this.redis, this.scripts.endAll, [k.active, k.ended], [now ?? '']))) as number
   }
 
   async recordSample(room: string, now?: number): Promise<void> {
     const k = roomKeys(room)
-    try {
-      await runScript(this.redis, this.scripts.sample, [k.line, k.active, k.admissions, k.stats, k.history], [now ?? '', HISTORY_MS])
-    } catch (err) {
-      throw unavailable(err)
-    }
+    await storeCall(() =>
+      runScript(this.redis, this.scripts.sample, [k.line, k.active, k.admissions, k.stats, k.history], [now ?? '', HISTORY_MS]),
+    )
   }
 
   async history(room: string): Promise<RoomSample[]> {
-    let all: Record<string, string>
-    try {
-      all = await this.redis.hgetall(roomKeys(room).history)
-    } catch (err) {
-      throw unavailable(err)
-    }
+    const all = await storeCall(() => this.redis.hgetall(roomKeys(room).history))
     return Object.values(all)
       .map((line) => {
         const [t, waiting, active, admittedLastMinute, abandonedLastMinute] = line.split(',').map(Number) as [

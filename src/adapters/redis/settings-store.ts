@@ -1,11 +1,11 @@
 // SettingsStore on Redis: one hash, field = room id, value = {"rev": n, "settings": {...}}.
 // Changes go through settings-cas-1.lua, a compare-and-set on the revision.
 import type { Cluster, Redis } from 'ioredis'
-import { AnteroomError } from '../../core/errors.js'
 import { parseRoomSettings, type RoomSettings } from '../../core/settings.js'
 import type { ReplaceResult, SettingsStore, VersionedRoom } from '../../ports/settings-store.js'
 import { SETTINGS_KEY } from './keys.js'
 import { runScript, type Scripts } from './scripts.js'
+import { replies, storeCall } from './store-call.js'
 
 function decode(id: string, json: string): VersionedRoom | undefined {
   try {
@@ -18,10 +18,6 @@ function decode(id: string, json: string): VersionedRoom | undefined {
   }
 }
 
-function unavailable(cause: unknown): AnteroomError {
-  return new AnteroomError('ERR_STORE_UNAVAILABLE', 'Redis did not answer', { cause })
-}
-
 export class RedisSettingsStore implements SettingsStore {
   constructor(
     private readonly redis: Redis | Cluster,
@@ -29,12 +25,7 @@ export class RedisSettingsStore implements SettingsStore {
   ) {}
 
   async list(): Promise<VersionedRoom[]> {
-    let all: Record<string, string>
-    try {
-      all = await this.redis.hgetall(SETTINGS_KEY)
-    } catch (cause) {
-      throw unavailable(cause)
-    }
+    const all = await storeCall(() => this.redis.hgetall(SETTINGS_KEY))
     return Object.entries(all)
       .map(([id, json]) => decode(id, json))
       .filter((r): r is VersionedRoom => r !== undefined)
@@ -42,33 +33,21 @@ export class RedisSettingsStore implements SettingsStore {
   }
 
   async get(id: string): Promise<VersionedRoom | undefined> {
-    try {
-      const json = await this.redis.hget(SETTINGS_KEY, id)
-      return json === null ? undefined : decode(id, json)
-    } catch (cause) {
-      throw unavailable(cause)
-    }
+    const json = await storeCall(() => this.redis.hget(SETTINGS_KEY, id))
+    return json === null ? undefined : decode(id, json)
   }
 
   async seed(rooms: RoomSettings[]): Promise<void> {
     if (rooms.length === 0) return
     const pipeline = this.redis.pipeline()
     for (const room of rooms) pipeline.hsetnx(SETTINGS_KEY, room.id, JSON.stringify({ rev: 1, settings: room }))
-    await pipeline.exec()
+    await storeCall(async () => replies(await pipeline.exec()))
   }
 
   async replace(settings: RoomSettings, expectedRev: number): Promise<ReplaceResult> {
-    let reply: [number, number | string]
-    try {
-      reply = (await runScript(
-        this.redis,
-        this.scripts.settingsCas,
-        [SETTINGS_KEY],
-        [settings.id, expectedRev, JSON.stringify(settings)],
-      )) as [number, number | string]
-    } catch (cause) {
-      throw unavailable(cause)
-    }
+    const reply = (await storeCall(() =>
+      runScript(this.redis, this.scripts.settingsCas, [SETTINGS_KEY], [settings.id, expectedRev, JSON.stringify(settings)]),
+    )) as [number, number | string]
     if (reply[0] === 1) return { ok: true, rev: Number(reply[1]) }
     return { ok: false, current: reply[1] === '' ? undefined : decode(settings.id, String(reply[1])) }
   }
