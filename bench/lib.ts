@@ -1,17 +1,50 @@
-// Bench plumbing: child servers started and stopped by pid, autocannon load runs with exact latency
-// percentiles, and Redis command counting from INFO commandstats.
+// Bench plumbing shared by the measurements (bench/measure/): settings, formats and percentiles, the
+// table row, child servers started and stopped by pid, autocannon load runs with exact latency
+// percentiles, and Redis command counting from INFO commandstats and MONITOR.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 import type { Redis } from 'ioredis'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
+/** From the environment, all optional: see bench/run.ts. */
+export const SETTINGS = {
+  /** Every target is measured in two segments of this many seconds. */
+  segmentSeconds: Number(process.env.BENCH_SEGMENT_SECONDS ?? 5),
+  warmupSeconds: Number(process.env.BENCH_WARMUP_SECONDS ?? 2),
+  /** Run every server under `node --cpu-prof`. */
+  profile: process.env.BENCH_PROFILE === '1',
+}
+
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 export function log(message: string): void {
   process.stderr.write(`bench: ${message}\n`)
+}
+
+export const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US')
+export const fmtRps = (n: number) => `${fmtInt(n)} req/s`
+export const fmtMs = (n: number, digits = 2) => `${n.toFixed(digits)} ms`
+
+/** The p-th percentile (nearest rank) of the values, in any order; NaN when there are none. */
+export function percentile(values: ArrayLike<number>, p: number): number {
+  if (values.length === 0) return Number.NaN
+  const sorted = Float64Array.from(values).sort()
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))
+  return sorted[i] as number
+}
+
+export const median = (values: ArrayLike<number>) => percentile(values, 50)
+
+/** What a measurement gives `npm run bench`: its rows of the table, notes, warnings and part of results.json. */
+export interface Measured {
+  rows: Row[]
+  notes: string[]
+  warnings: string[]
+  results: Record<string, unknown>
 }
 
 /** One row of the table `npm run bench` prints (and of results.json). met: null for information only. */
@@ -254,12 +287,6 @@ export interface Aggregate {
   cpu: Record<string, { cores: number; usPerRequest: number }>
 }
 
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return Number.NaN
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))
-  return sorted[i] as number
-}
-
 function aggregate(name: string, segments: Segment[], redis: Map<string, number> | undefined, cpuSeconds: Map<string, number>): Aggregate {
   const responses = segments.reduce((s, x) => s + x.responses, 0)
   const seconds = segments.reduce((s, x) => s + x.seconds, 0)
@@ -296,12 +323,13 @@ function aggregate(name: string, segments: Segment[], redis: Map<string, number>
 /**
  * Measures targets against each other in one sitting: a warm-up per target, then measured segments
  * in palindromic order (A B C C B A), so slow drift of a shared, noisy machine hits every target
- * alike. Each target gets 2 × segmentSeconds of measurement.
+ * alike. Each target gets 2 × segmentSeconds of measurement (SETTINGS unless given).
  */
 export async function compare(
   targets: Target[],
-  o: { warmupSeconds: number; segmentSeconds: number; redis?: Redis },
+  options: { warmupSeconds?: number; segmentSeconds?: number; redis?: Redis } = {},
 ): Promise<Map<string, Aggregate>> {
+  const o = { warmupSeconds: SETTINGS.warmupSeconds, segmentSeconds: SETTINGS.segmentSeconds, ...options }
   for (const t of targets) {
     log(`warm-up ${t.name} (${o.warmupSeconds} s)`)
     await runLoad(t, { seconds: o.warmupSeconds })
@@ -399,7 +427,7 @@ export interface CommandCount {
  * where "commands our scripts use" is read from src/adapters/redis/lua/*.lua (redis.call('X', ...)).
  * INFO is left out: the bench itself sends it to take these snapshots. HGETALL is reported apart
  * (settingsReload). A plain command that our scripts also use (say a bare ZREM) would hide among the
- * script-internal ones; the MONITOR sample in run.ts counts by connection and catches that case.
+ * script-internal ones; the MONITOR sample (monitorSample) counts by connection and catches that case.
  */
 export function classify(delta: Map<string, number>, scriptCommands: Set<string>): CommandCount {
   const c: CommandCount = { scripts: 0, settingsReload: 0, plain: 0, insideScripts: 0, byCommand: Object.fromEntries(delta) }
@@ -411,6 +439,53 @@ export function classify(delta: Map<string, number>, scriptCommands: Set<string>
     else c.plain += n
   }
   return c
+}
+
+/** The commands each of our Lua scripts can run, read from their source. */
+export function scriptCommands(): Set<string> {
+  const dir = join(ROOT, 'src', 'adapters', 'redis', 'lua')
+  const out = new Set<string>()
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.lua'))) {
+    const source = readFileSync(join(dir, file), 'utf8')
+    for (const m of source.matchAll(/redis\.p?call\(\s*['"]([A-Za-z_]+)['"]/g)) out.add((m[1] as string).toLowerCase())
+  }
+  return out
+}
+
+export interface MonitorSample {
+  requests: number
+  clientCommands: Record<string, number>
+  insideScripts: number
+}
+
+/**
+ * Exact client-sent commands on a small sequential sample: MONITOR names the source of every command,
+ * a client address or "lua" for commands a script ran. The bench's own client sends nothing meanwhile.
+ */
+export async function monitorSample(redis: Redis, requests: number, send: (i: number) => Promise<void>): Promise<MonitorSample> {
+  // The bench's own connection is left out by address, and nothing counts once the sample is over:
+  // MONITOR keeps streaming until its connection has really closed.
+  const own = /addr=(\S+)/.exec(String(await redis.call('CLIENT', 'INFO')))?.[1]
+  const monitor = await redis.monitor()
+  const clientCommands: Record<string, number> = {}
+  let insideScripts = 0
+  let counting = true
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    if (!counting || source === own) return
+    if (source === 'lua') insideScripts++
+    else {
+      const cmd = String(args[0]).toLowerCase()
+      clientCommands[cmd] = (clientCommands[cmd] ?? 0) + 1
+    }
+  })
+  await sleep(100)
+  for (let i = 0; i < requests; i++) await send(i)
+  await sleep(300)
+  counting = false
+  const closed = new Promise<void>((resolve) => monitor.once('end', () => resolve()))
+  monitor.disconnect()
+  await Promise.race([closed, sleep(2000)])
+  return { requests, clientCommands, insideScripts }
 }
 
 /** used_memory and friends from INFO memory. */

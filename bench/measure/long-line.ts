@@ -1,0 +1,83 @@
+// Measurement 3: a poll costs the same whether 1,000 or 1,000,000 visitors wait (nothing in the poll
+// script walks the line; docs/redis-keys.md).
+//   Baseline: polls of a room with 1,000 waiting, on the same edge, in the same run.
+//   Target: with 1,000,000 waiting, at least 0.85 of the throughput, and a p99 latency at most 1.2 times.
+import { roomKeys } from '../../src/adapters/redis/keys.js'
+import { ACCEPT_JSON, type EdgeBench, expectQueued, startEdge } from '../edge.js'
+import { type Aggregate, compare, fmtMs, fmtRps, log, type Row, ratioRow, type Target } from '../lib.js'
+import { DAY_MS, fillLine, holdTheSlot, QUEUE_ROOM } from '../line.js'
+
+const THROUGHPUT_TARGET = { op: '>=', value: 0.85 } as const
+const P99_TARGET = { op: '<=', value: 1.2 } as const
+const SMALL_ROOM = { ...QUEUE_ROOM, id: 'k1', paths: ['/k1'] }
+const BIG_ROOM = { ...QUEUE_ROOM, id: 'm1', paths: ['/m1'] }
+const SMALL_LINE = 1_000
+const BIG_LINE = 1_000_000
+/** Visitors of the big line who poll (with cookies spread evenly over it). */
+const BIG_TOKENS = 20_000
+
+export interface LongLine {
+  rows: Row[]
+  runs: Aggregate[]
+  warnings: string[]
+}
+
+export async function measureLongLine(b: EdgeBench): Promise<LongLine> {
+  const warnings: string[] = []
+  await b.redis.flushall()
+  const edge = await startEdge(b, 'edge (long and short line)', [SMALL_ROOM, BIG_ROOM])
+  try {
+    for (const room of [SMALL_ROOM, BIG_ROOM]) await holdTheSlot(b.redis, room.id)
+    log(
+      `filling ${SMALL_ROOM.id} with ${SMALL_LINE.toLocaleString('en-US')} and ${BIG_ROOM.id} with ${BIG_LINE.toLocaleString('en-US')} visitors`,
+    )
+    const fillStarted = Date.now()
+    const far = Date.now() + 30 * DAY_MS
+    const smallCookies = await fillLine(b.redis, SMALL_ROOM, SMALL_LINE, SMALL_LINE, far)
+    const bigCookies = await fillLine(b.redis, BIG_ROOM, BIG_LINE, BIG_TOKENS, far)
+    log(`filled in ${((Date.now() - fillStarted) / 1000).toFixed(1)} s`)
+    await expectQueued(`${edge.url}/k1`, smallCookies[0] as string, SMALL_LINE)
+    await expectQueued(`${edge.url}/m1`, bigCookies[0] as string, BIG_LINE)
+    const pids = { edge: edge.pid, redis: b.redisServer.pid }
+    const small: Target = {
+      name: `edge poll, ${SMALL_LINE.toLocaleString('en-US')} waiting`,
+      url: `${edge.url}/k1`,
+      headers: { accept: ACCEPT_JSON },
+      cookies: smallCookies,
+      pids,
+    }
+    const big: Target = {
+      name: `edge poll, ${BIG_LINE.toLocaleString('en-US')} waiting`,
+      url: `${edge.url}/m1`,
+      headers: { accept: ACCEPT_JSON },
+      cookies: bigCookies,
+      pids,
+    }
+    const m = await compare([small, big])
+    const smallAgg = m.get(small.name) as Aggregate
+    const bigAgg = m.get(big.name) as Aggregate
+    const [smallAfter, bigAfter] = await Promise.all([
+      b.redis.zcard(roomKeys(SMALL_ROOM.id).line),
+      b.redis.zcard(roomKeys(BIG_ROOM.id).line),
+    ])
+    if (smallAfter !== SMALL_LINE || bigAfter !== BIG_LINE) warnings.push(`lines changed during measurement 3: ${smallAfter}, ${bigAfter}`)
+    return {
+      rows: [
+        ratioRow('poll_1m_vs_1k_rps', '3. poll throughput, 1M waiting', bigAgg.rps, smallAgg.rps, '1k waiting', fmtRps, THROUGHPUT_TARGET),
+        ratioRow(
+          'poll_1m_vs_1k_p99',
+          '3. poll p99 latency, 1M waiting',
+          bigAgg.latencyMs.p99,
+          smallAgg.latencyMs.p99,
+          '1k waiting',
+          fmtMs,
+          P99_TARGET,
+        ),
+      ],
+      runs: [smallAgg, bigAgg],
+      warnings,
+    }
+  } finally {
+    await edge.stop()
+  }
+}

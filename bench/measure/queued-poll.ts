@@ -1,0 +1,99 @@
+// Measurement 1: a queued poll, the request every waiting visitor repeats, a different visitor's
+// cookie on every request, as JSON and as the HTML queue page.
+//   Baseline: a hello-world Hono app on @hono/node-server (bench/hello.ts) in its own process, sent the
+//   same requests with the same cookies.
+//   Target: JSON polls at least half the hello-world's rate; the HTML page for information.
+// The polls' Redis commands are counted here and read by measurement 4 (redis-calls.ts).
+import { roomKeys } from '../../src/adapters/redis/keys.js'
+import { ACCEPT_HTML, ACCEPT_JSON, type EdgeBench, expectQueued, get, startEdge, startServer } from '../edge.js'
+import {
+  type Aggregate,
+  compare,
+  fmtRps,
+  log,
+  type MonitorSample,
+  monitorSample,
+  type Row,
+  ratioRow,
+  runLoad,
+  type Target,
+} from '../lib.js'
+import { DAY_MS, holdTheSlot, QUEUE_ROOM, queueCookies, visitorIds } from '../line.js'
+import { MONITOR_SAMPLE } from './redis-calls.js'
+
+const TARGET = { op: '>=', value: 0.5 } as const
+/** Visitors in line, each polling with their own cookie. */
+const VISITORS = 20_000
+
+export interface QueuedPoll {
+  rows: Row[]
+  /** Every run of this measurement, for the CPU note and results.json. */
+  runs: Aggregate[]
+  /** The JSON polls (Redis commands counted over their segments) and a MONITOR sample of sequential polls. */
+  poll: Aggregate
+  monitor: MonitorSample
+  joinPass: { responses: number; seconds: number; statuses: Record<string, number> }
+  warnings: string[]
+}
+
+export async function measureQueuedPoll(b: EdgeBench): Promise<QueuedPoll> {
+  const warnings: string[] = []
+  await b.redis.flushall()
+  const hello = await startServer(b, 'hello', 'bench/hello.ts')
+  const edge = await startEdge(b, 'edge (queue rooms)', [QUEUE_ROOM])
+  try {
+    await holdTheSlot(b.redis, QUEUE_ROOM.id)
+    const now = Date.now()
+    const visitors = visitorIds(VISITORS)
+    const cookies = await queueCookies(
+      QUEUE_ROOM.id,
+      visitors,
+      visitors.map((_, i) => now - VISITORS - 1000 + i),
+      now + 30 * DAY_MS,
+    )
+    const pids = { edge: edge.pid, redis: b.redisServer.pid }
+    const pollJson: Target = { name: 'edge poll (JSON)', url: `${edge.url}/`, headers: { accept: ACCEPT_JSON }, cookies, pids }
+    // Join pass: every visitor once, so the measured requests are polls of visitors already in line.
+    log(`join pass: ${VISITORS.toLocaleString('en-US')} visitors join through the edge`)
+    const join = await runLoad(pollJson, { amount: VISITORS })
+    const inLine = async () => b.redis.zcard(roomKeys(QUEUE_ROOM.id).line)
+    if ((await inLine()) !== VISITORS) throw new Error(`after the join pass ${await inLine()} visitors are in line, expected ${VISITORS}`)
+    if (join.non2xx > 0) throw new Error(`join pass: ${join.non2xx} non-2xx responses ${JSON.stringify(join.statuses)}`)
+    const sample = await expectQueued(`${edge.url}/`, cookies[VISITORS - 1] as string, VISITORS)
+    if (sample.position !== VISITORS) throw new Error(`the last visitor should be at position ${VISITORS}: ${JSON.stringify(sample)}`)
+
+    const helloTarget: Target = {
+      name: 'hello',
+      url: `${hello.url}/`,
+      headers: { accept: ACCEPT_JSON },
+      cookies,
+      pids: { hello: hello.pid },
+    }
+    const pollTarget: Target = { ...pollJson, countRedis: true }
+    const pollHtml: Target = { name: 'edge poll (HTML page)', url: `${edge.url}/`, headers: { accept: ACCEPT_HTML }, cookies, pids }
+    const m = await compare([helloTarget, pollTarget, pollHtml], { redis: b.redis })
+    const helloAgg = m.get(helloTarget.name) as Aggregate
+    const pollAgg = m.get(pollTarget.name) as Aggregate
+    const htmlAgg = m.get(pollHtml.name) as Aggregate
+    if ((await inLine()) !== VISITORS) warnings.push('the line changed size during the poll measurement')
+
+    log('MONITOR sample: sequential polls')
+    const monitor = await monitorSample(b.redis, MONITOR_SAMPLE, async (i) => {
+      await get(`${edge.url}/`, { accept: ACCEPT_JSON, cookie: cookies[i] as string })
+    })
+    return {
+      rows: [
+        ratioRow('poll_json_vs_hello', '1. queued poll, JSON', pollAgg.rps, helloAgg.rps, 'hello', fmtRps, TARGET),
+        ratioRow('poll_html_vs_hello', '1. queued poll, HTML page (info)', htmlAgg.rps, helloAgg.rps, 'hello', fmtRps, 'info'),
+      ],
+      runs: [helloAgg, pollAgg, htmlAgg],
+      poll: pollAgg,
+      monitor,
+      joinPass: { responses: join.responses, seconds: join.seconds, statuses: join.statuses },
+      warnings,
+    }
+  } finally {
+    await edge.stop()
+    await hello.stop()
+  }
+}
