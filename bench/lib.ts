@@ -441,11 +441,11 @@ export function classify(delta: Map<string, number>, scriptCommands: Set<string>
   return c
 }
 
-/** The commands each of our Lua scripts can run, read from their source. */
+/** The commands each of our Lua scripts can run, read from their source and the parts they include (lua/lib/). */
 export function scriptCommands(): Set<string> {
   const dir = join(ROOT, 'src', 'adapters', 'redis', 'lua')
   const out = new Set<string>()
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.lua'))) {
+  for (const file of readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.lua'))) {
     const source = readFileSync(join(dir, file), 'utf8')
     for (const m of source.matchAll(/redis\.p?call\(\s*['"]([A-Za-z_]+)['"]/g)) out.add((m[1] as string).toLowerCase())
   }
