@@ -6,7 +6,7 @@ import { type Context, Hono } from 'hono'
 import { safeEqual } from '../src/core/compare.js'
 import { AnteroomError, isAnteroomError } from '../src/core/errors.js'
 import { etaSeconds } from '../src/core/eta.js'
-import { parseRoomSettings, type RoomSettings } from '../src/core/settings.js'
+import { parseRoomSettings, type RoomSettings, SETTINGS_SCHEMA } from '../src/core/settings.js'
 import { readCookie, serializeCookie } from '../src/http/cookies.js'
 import { renderError } from '../src/http/errors.js'
 import type { RoomDirectory } from '../src/http/room-directory.js'
@@ -252,6 +252,9 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
     c.header('etag', etag(result.rev))
     return c.json({ settings: after, etag: etag(result.rev) })
   }
+
+  // The room settings' schema (core/settings.ts): the admin UI builds its settings form from it.
+  app.get('/api/settings-schema', (c) => c.json(SETTINGS_SCHEMA))
 
   app.get('/api/rooms', async (c) => {
     const rooms = await deps.settings.list()

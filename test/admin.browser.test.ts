@@ -451,6 +451,94 @@ describe('the admin UI in headless Chromium', () => {
     await done(context, page, seen)
   })
 
+  it('builds the settings form from the schema the edge serves: one field per setting, with its label, range and help', async () => {
+    const { context, page, seen } = await signedIn(DESKTOP, 'presale')
+    const served = (await api('GET', '/settings-schema')).body
+    const order = served.groups.map((g: Json) => g.name)
+    const inForm = served.settings
+      .filter((s: Json) => s.group !== null)
+      .sort((a: Json, b: Json) => order.indexOf(a.group) - order.indexOf(b.group))
+    // Exactly one control per setting in the form, in the order of its groups, each under its legend.
+    expect(await page.locator('#settings [name]').evaluateAll((els) => els.map((e) => e.getAttribute('name')))).toEqual(
+      inForm.map((s: Json) => s.name),
+    )
+    expect(await page.locator('#settings legend').allTextContents()).toEqual(served.groups.map((g: Json) => g.legend))
+    for (const s of inForm) {
+      const control = page.getByLabel(s.label, { exact: true })
+      expect(await control.getAttribute('id'), s.name).toBe(`f-${s.name}`)
+      expect(await control.evaluate((el) => el.closest('fieldset')?.querySelector('legend')?.textContent), s.name).toBe(
+        served.groups.find((g: Json) => g.name === s.group).legend,
+      )
+      const hint = (await page.locator(`#h-${s.name}`).count()) > 0 ? await text(page, `#h-${s.name}`) : ''
+      if (s.type === 'integer') {
+        expect(
+          await control.evaluate((el) => [el.tagName, el.getAttribute('type'), el.getAttribute('min'), el.getAttribute('max')]),
+        ).toEqual(['INPUT', 'number', String(s.min), String(s.max)])
+        expect(hint, s.name).toMatch(/^\S+( \S+)? – \S+( \S+)?/)
+      } else if (s.type === 'choice') {
+        expect(
+          await control.locator('option').evaluateAll((os) => os.map((o) => [o.getAttribute('value'), (o.textContent ?? '').trim()])),
+        ).toEqual(s.values.map((v: string) => [v, s.choices[v].label]))
+        expect(hint, s.name).toBe(s.choices[await control.inputValue()].help)
+      } else {
+        expect(await control.evaluate((el) => el.tagName), s.name).toBe(s.type === 'list' || s.lines > 1 ? 'TEXTAREA' : 'INPUT')
+      }
+      if (s.help !== '' && s.type !== 'choice') expect(hint, s.name).toContain(s.help)
+    }
+    expect(await text(page, '#h-refreshSeconds')).toBe('2 s – 10 min')
+    expect(await text(page, '#h-abandonAfterSeconds')).toBe('5 s – 1 day; ≥ 2 × refresh')
+    await done(context, page, seen)
+  })
+
+  it('a setting the served schema adds appears in the form, and the edge judges it (nothing in the page names the fields)', async () => {
+    const context = await browser.newContext(DESKTOP)
+    const page = await context.newPage()
+    const seen = watch(page)
+    await recordCspViolations(page)
+    // The schema as an edge with one more setting, and a renamed, narrower one, would serve it.
+    await page.route('**/_anteroom/api/settings-schema', async (route) => {
+      const response = await route.fetch()
+      const schema = await response.json()
+      const refresh = schema.settings.find((s: Json) => s.name === 'refreshSeconds')
+      Object.assign(refresh, { label: 'Poll every', max: 300 })
+      schema.settings.push({
+        name: 'burstLimit',
+        type: 'integer',
+        label: 'Burst',
+        help: 'at one poll',
+        group: 'admission',
+        min: 1,
+        max: 500,
+      })
+      await route.fulfill({ response, json: schema })
+    })
+    await page.goto(`${base}/_anteroom/admin`)
+    await page.getByLabel('Admin token').fill(MAYA)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.locator('.room-button[data-room="presale"]').click()
+    await expect.poll(() => text(page, '#room-name'), PAGE_WAIT).toBe('presale')
+    await expect.poll(() => page.locator('#f-refreshSeconds').inputValue(), PAGE_WAIT).toBe('20')
+    expect(await page.getByLabel('Poll every').getAttribute('max')).toBe('300')
+    expect(await page.getByLabel('Refresh', { exact: true }).count()).toBe(0)
+    expect(await text(page, '#h-refreshSeconds')).toBe('2 s – 5 min')
+    const burst = page.getByLabel('Burst')
+    expect(
+      await burst.evaluate((el) => [
+        el.getAttribute('min'),
+        el.getAttribute('max'),
+        el.closest('fieldset')?.querySelector('legend')?.textContent,
+      ]),
+    ).toEqual(['1', '500', 'Admission'])
+    expect(await text(page, '#h-burstLimit')).toBe('1 – 500; at one poll')
+    // This edge's schema has no such setting: the save is refused by the edge, next to the field.
+    await burst.fill('10')
+    await page.getByRole('button', { name: 'Save changes' }).click()
+    await expect.poll(() => text(page, '#err-burstLimit'), PAGE_WAIT).toBe('Is not a known setting.')
+    expect(await text(page, '#save-status')).toBe('Not saved: Burst: Is not a known setting.')
+    expect(edge.deps.rooms.get('presale')).not.toHaveProperty('burstLimit')
+    await done(context, page, seen)
+  })
+
   it('asks before closing a room or ending all sessions: cancel keeps things, confirm does it', async () => {
     const { context, page, seen } = await signedIn(DESKTOP, 'presale')
     // 30 a minute is 5 per 10 s: three get in at once.

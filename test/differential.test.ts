@@ -5,9 +5,9 @@
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { MemoryQueueStore } from '../src/adapters/memory/queue-store.js'
-import { luaScripts } from '../src/adapters/redis/scripts.js'
 import { RedisQueueStore } from '../src/adapters/redis/queue-store.js'
-import type { AdmissionLimits } from '../src/core/settings.js'
+import { luaScripts } from '../src/adapters/redis/scripts.js'
+import { ADMISSION_DEFAULTS, type AdmissionLimits } from '../src/core/settings.js'
 import type { QueueStore } from '../src/ports/queue-store.js'
 import { startSingleNodeCluster, type TestCluster } from './support/redis-cluster.js'
 
@@ -36,7 +36,14 @@ interface Step {
 async function runSequence(seed: number, room: string, a: QueueStore, b: QueueStore, length: number): Promise<void> {
   const r = random(seed)
   let now = T0
-  let limits: AdmissionLimits = { mode: 'fifo', totalActiveUsers: 3, newUsersPerMinute: 12, abandonAfterMs: 4000, sessionMs: 8000 }
+  let limits: AdmissionLimits = {
+    ...ADMISSION_DEFAULTS,
+    mode: 'fifo',
+    totalActiveUsers: 3,
+    newUsersPerMinute: 12,
+    abandonAfterMs: 4000,
+    sessionMs: 8000,
+  }
   const visitors: string[] = []
   /** The last arrival each visitor was told: what their queue token would carry. */
   const tokens = new Map<string, number>()

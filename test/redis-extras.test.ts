@@ -5,10 +5,18 @@ import { buildLuaModule, GENERATED } from '../scripts/build-lua.js'
 import { roomKeys, SEEN_BUCKETS, seenBucketOf } from '../src/adapters/redis/keys.js'
 import { RedisQueueStore } from '../src/adapters/redis/queue-store.js'
 import { luaScripts } from '../src/adapters/redis/scripts.js'
+import { ADMISSION_DEFAULTS, type AdmissionLimits } from '../src/core/settings.js'
 import { queueStoreContract } from './contract/queue-store.js'
 import { startSingleNodeCluster, type TestCluster } from './support/redis-cluster.js'
 
-const limits = { mode: 'paused', totalActiveUsers: 10, newUsersPerMinute: 10, abandonAfterMs: 60_000, sessionMs: 600_000 } as const
+const limits: AdmissionLimits = {
+  ...ADMISSION_DEFAULTS,
+  mode: 'paused',
+  totalActiveUsers: 10,
+  newUsersPerMinute: 10,
+  abandonAfterMs: 60_000,
+  sessionMs: 600_000,
+}
 let redis: Redis
 
 beforeAll(() => {

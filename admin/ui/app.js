@@ -13,30 +13,16 @@ const WINDOW_MS = 30 * 60_000
 const GAP_MS = 45_000
 const SVG_NS = 'http://www.w3.org/2000/svg'
 
-const NUMBER_FIELDS = ['newUsersPerMinute', 'totalActiveUsers', 'sessionDurationSeconds', 'refreshSeconds', 'abandonAfterSeconds']
-const LIST_FIELDS = ['hosts', 'paths']
-const FIELDS = [...NUMBER_FIELDS, 'mode', 'onStoreError', 'title', 'message', ...LIST_FIELDS]
-const LABELS = {
-  newUsersPerMinute: 'Admit per minute',
-  totalActiveUsers: 'Max active at once',
-  sessionDurationSeconds: 'Session (s)',
-  refreshSeconds: 'Refresh (s)',
-  abandonAfterSeconds: 'Drop after (s)',
-  mode: 'Mode',
-  onStoreError: 'If the store fails',
-  title: 'Title',
-  message: 'Message',
-  hosts: 'Hosts',
-  paths: 'Path prefixes',
-}
+/**
+ * The room settings' schema, from the edge (GET /api/settings-schema, made from src/core/settings.ts):
+ * the settings form, its labels, ranges and help, and how each value is read and shown come from it.
+ */
+const schema = { groups: [], settings: [], byName: {} }
+/** The names of the settings in the form, in its order. */
+let FIELDS = []
+/** How messages, conflicts and the audit log name a setting: its label, with its unit. */
+const LABELS = {}
 const MODE_NAMES = { fifo: 'Open line', paused: 'Paused', passthrough: 'Pass-through', closed: 'Closed' }
-const MODE_HINTS = {
-  fifo: 'First come, first served, at the limits above',
-  paused: 'The line stays; nobody new gets in',
-  passthrough: 'No line: everyone gets in at once',
-  closed: 'Nobody gets in; the page says closed',
-}
-const STORE_ERROR_HINTS = { closed: 'Visitors wait until the store is back', open: 'Visitors go straight through' }
 const SERIES = [
   { key: 'waiting', label: 'Waiting', cls: 'waiting' },
   { key: 'active', label: 'Active', cls: 'active' },
@@ -106,6 +92,8 @@ function valueText(field, v) {
   if (v === undefined || v === null) return ''
   if (Array.isArray(v)) return v.length ? v.join(', ') : '(any)'
   if (field === 'mode') return MODE_NAMES[v] ?? v
+  const choice = schema.byName[field]?.choices?.[v]
+  if (choice) return choice.label
   if (typeof v === 'number') return fmt(v)
   return v.length > 60 ? `${v.slice(0, 57)}…` : v
 }
@@ -238,6 +226,7 @@ async function signedIn(session) {
   $('loading').hidden = true
   $('signin').hidden = true
   $('app').hidden = false
+  await loadSchema()
   await refreshRooms()
   let wanted = ''
   try {
@@ -601,12 +590,95 @@ function renderChart() {
 
 // --- settings form ----------------------------------------------------------------------------
 
+/** A number of a setting's unit, for its range: 600 seconds is "10 min", 604800 "7 days". */
+function amount(n, unit) {
+  if (unit !== 'seconds') return fmt(n)
+  for (const [size, one, many] of [
+    [86_400, 'day', 'days'],
+    [3600, 'h', 'h'],
+    [60, 'min', 'min'],
+  ]) {
+    if (n >= size && n % size === 0) return `${fmt(n / size)} ${n === size ? one : many}`
+  }
+  return `${fmt(n)} s`
+}
+
+/** The line under a field: a number's range and its help; a choice's help for the chosen value. */
+function hintText(s, value) {
+  if (s.type === 'choice') return s.choices[value]?.help ?? s.help
+  if (s.type === 'integer') return [`${amount(s.min, s.unit)} – ${amount(s.max, s.unit)}`, s.help].filter((t) => t !== '').join('; ')
+  return s.help
+}
+
+/** One field of the form, from its schema entry: label, input, hint and error line, tied by ids. */
+function settingField(s) {
+  const hint = hintText(s, s.default)
+  const hasHint = s.type === 'choice' || hint !== ''
+  const describedBy = [hasHint ? `h-${s.name}` : null, `err-${s.name}`].filter(Boolean).join(' ')
+  const common = { id: `f-${s.name}`, name: s.name, 'aria-describedby': describedBy }
+  let input
+  if (s.type === 'integer') {
+    input = h('input', { ...common, type: 'number', inputmode: 'numeric', step: 1, min: s.min, max: s.max })
+  } else if (s.type === 'choice') {
+    input = h('select', common, ...s.values.map((v) => h('option', { value: v }, s.choices[v]?.label ?? v)))
+  } else if (s.type === 'list') {
+    input = h('textarea', { ...common, rows: 2, spellcheck: 'false' })
+  } else if (s.lines > 1) {
+    input = h('textarea', { ...common, rows: s.lines, maxlength: s.maxLength })
+  } else {
+    input = h('input', { ...common, type: 'text', maxlength: s.maxLength })
+  }
+  return h(
+    'div',
+    { class: 'field', 'data-setting': s.name },
+    h('label', { for: `f-${s.name}` }, s.label),
+    input,
+    hasHint ? h('p', { class: 'hint', id: `h-${s.name}` }, hint) : null,
+    h('p', { class: 'field-error', id: `err-${s.name}` }),
+  )
+}
+
+/** Builds the settings form from the schema: one fieldset per group, its fields in schema order. */
+function buildForm(data) {
+  schema.groups = data.groups
+  schema.settings = data.settings.filter((s) => s.group !== null && data.groups.some((g) => g.name === s.group))
+  schema.byName = Object.fromEntries(schema.settings.map((s) => [s.name, s]))
+  FIELDS = schema.groups.flatMap((g) => schema.settings.filter((s) => s.group === g.name).map((s) => s.name))
+  for (const s of schema.settings) LABELS[s.name] = s.unit === 'seconds' ? `${s.label} (s)` : s.label
+  const sets = schema.groups
+    .map((g) => {
+      const fields = schema.settings.filter((s) => s.group === g.name).map(settingField)
+      if (fields.length === 0) return null
+      const body = g.columns > 1 ? [h('div', { class: `row${g.columns}` }, ...fields)] : fields
+      return h('fieldset', {}, h('legend', {}, g.legend), ...body)
+    })
+    .filter(Boolean)
+  const box = $('settings-fields')
+  box.replaceChildren(...sets)
+  box.removeAttribute('aria-busy')
+}
+
+/** Fetches the schema and builds the form, once per page. */
+async function loadSchema() {
+  if (FIELDS.length > 0) return
+  const r = await api('GET', '/settings-schema')
+  if (!r.ok || !Array.isArray(r.data?.settings)) {
+    $('settings-fields').replaceChildren(
+      h('p', { class: 'field-error' }, `The settings form could not be loaded: ${errorMessage(r, 'the edge refused')}. Reload the page.`),
+    )
+    return
+  }
+  buildForm(r.data)
+}
+
+/** A value as the form's box shows it: lists one entry a line. */
+const formText = (v) => (v === undefined || v === null ? '' : Array.isArray(v) ? v.join('\n') : String(v))
+
 function loadSettings(settings, etag) {
   state.loaded = settings
   state.etag = etag
   for (const f of FIELDS) {
-    const v = settings[f]
-    fieldInput(f).value = Array.isArray(v) ? v.join('\n') : String(v)
+    fieldInput(f).value = formText(settings[f])
     fieldInput(f).classList.remove('reapplied')
   }
   clearFieldErrors()
@@ -617,18 +689,19 @@ function loadSettings(settings, etag) {
   renderModeBadge(settings.mode)
 }
 
-/** The form's values, and the fields that cannot be sent as they are. */
+/** The form's values, read as their schema types, and the fields that cannot be sent as they are. */
 function readForm() {
   const values = {}
   const problems = []
   for (const f of FIELDS) {
     const raw = fieldInput(f).value
-    if (NUMBER_FIELDS.includes(f)) {
+    const type = schema.byName[f].type
+    if (type === 'integer') {
       const text = raw.trim()
       const n = Number(text)
       if (text === '' || !Number.isFinite(n)) problems.push({ field: f, message: 'Enter a whole number.' })
       values[f] = n
-    } else if (LIST_FIELDS.includes(f)) {
+    } else if (type === 'list') {
       values[f] = raw
         .split(/[\n,]+/)
         .map((s) => s.trim())
@@ -644,9 +717,9 @@ function dirtyFields() {
   return FIELDS.filter((f) => !same(values[f], state.loaded[f]))
 }
 
+/** A choice's hint follows the value chosen. */
 function renderHints() {
-  $('h-mode').textContent = MODE_HINTS[fieldInput('mode').value] ?? ''
-  $('h-onStoreError').textContent = STORE_ERROR_HINTS[fieldInput('onStoreError').value] ?? ''
+  for (const s of schema.settings) if (s.type === 'choice') $(`h-${s.name}`).textContent = hintText(s, fieldInput(s.name).value)
 }
 
 function clearFieldErrors() {
@@ -789,15 +862,14 @@ function resolveConflict(keepMine) {
   loadSettings(c.theirs, c.etag)
   if (keepMine) {
     for (const f of c.mineChanged) {
-      const v = c.mine[f]
-      fieldInput(f).value = Array.isArray(v) ? v.join('\n') : String(v)
+      fieldInput(f).value = formText(c.mine[f])
       fieldInput(f).classList.add('reapplied')
     }
     $('conflict-title').textContent = 'Their settings are loaded, with your edits on top'
     $('conflict-text').textContent = 'Check the highlighted fields and save again.'
     $('conflict-merge').hidden = true
     saveStatus(`Loaded revision ${revOf(c.etag)}; your edits to ${c.mineChanged.map((f) => LABELS[f]).join(', ')} are back in the form.`)
-    fieldInput(c.mineChanged[0] ?? 'newUsersPerMinute').focus()
+    fieldInput(c.mineChanged[0] ?? FIELDS[0]).focus()
   } else {
     $('conflict-title').textContent = 'Their settings are loaded'
     $('conflict-text').textContent = 'Your edits are listed below if you want to make them again.'
@@ -861,7 +933,7 @@ async function roomAction(kind) {
     const dirty = dirtyFields().filter((f) => f !== 'mode')
     const edits = readForm().values
     loadSettings(r.data.settings, r.data.etag)
-    for (const f of dirty) fieldInput(f).value = Array.isArray(edits[f]) ? edits[f].join('\n') : String(edits[f])
+    for (const f of dirty) fieldInput(f).value = formText(edits[f])
     const done = { pause: 'paused: people keep their places, nobody new gets in', resume: 'open again', close: 'closed' }[kind]
     announce(`${room} is ${done}.`, 'ok')
   }
@@ -884,7 +956,7 @@ function renderAudit() {
   $('audit-rows').replaceChildren(...rows)
 }
 
-const quoted = (f, v) => (f === 'title' || f === 'message' ? `“${valueText(f, v)}”` : valueText(f, v))
+const quoted = (f, v) => (schema.byName[f]?.type === 'text' ? `“${valueText(f, v)}”` : valueText(f, v))
 
 function describe(e) {
   switch (e.action) {
@@ -926,13 +998,14 @@ function bind() {
   $('conflict-merge').addEventListener('click', () => resolveConflict(true))
   $('conflict-theirs').addEventListener('click', () => resolveConflict(false))
   $('stale-load').addEventListener('click', () => background(reviewStale()))
-  for (const f of FIELDS) {
-    fieldInput(f).addEventListener('input', () => {
-      $(`err-${f}`).textContent = ''
-      fieldInput(f).removeAttribute('aria-invalid')
-      renderHints()
-    })
-  }
+  // The fields come later, from the schema: one listener on the form serves them all.
+  $('settings').addEventListener('input', (event) => {
+    const f = event.target.name
+    if (!FIELDS.includes(f)) return
+    $(`err-${f}`).textContent = ''
+    fieldInput(f).removeAttribute('aria-invalid')
+    renderHints()
+  })
   new ResizeObserver(() => renderChart()).observe($('chart-box'))
   document.addEventListener('visibilitychange', () => {
     if (!document.hidden && state.who !== null) background(refreshStats())

@@ -1,4 +1,14 @@
-// Room settings: their shape, defaults and validation. Validation names the bad field.
+// Room settings: ONE schema, ROOM_SETTINGS, and everything that follows from it:
+//   - the RoomSettings type (derived, so it cannot drift from the schema),
+//   - parseRoomSettings: the validation that config (src/config) and the admin API both use, with
+//     error messages that name the bad field,
+//   - AdmissionLimits and admissionLimits(room): what the admission rule (core/admission.ts and
+//     poll-7.lua, which gets it as one JSON argument decoded by name) reads of a room,
+//   - the admin form: the edge serves SETTINGS_SCHEMA at GET /_anteroom/api/settings-schema and
+//     admin/ui/app.js builds the form (labels, inputs, ranges, help) from it.
+// A new setting is one entry below. If the admission rule reads it, flag it `admissionLimit: true`:
+// it then reaches the rule under its own name with no other edit here (docs/architecture.md, "Where a
+// change goes").
 import { AnteroomError } from './errors.js'
 import { canonicalPath } from './path.js'
 
@@ -7,128 +17,346 @@ export type RoomMode = (typeof ROOM_MODES)[number]
 export const STORE_ERROR_POLICIES = ['closed', 'open'] as const
 export type StoreErrorPolicy = (typeof STORE_ERROR_POLICIES)[number]
 
-export interface RoomSettings {
-  /** Room id: lower-case letters, digits and dashes. It names the room's keys and cookies. */
-  id: string
-  /** Hosts this room protects (empty: any host). */
-  hosts: string[]
-  /** Path prefixes this room protects (empty: every path). */
-  paths: string[]
-  totalActiveUsers: number
-  newUsersPerMinute: number
-  sessionDurationSeconds: number
-  refreshSeconds: number
-  abandonAfterSeconds: number
-  mode: RoomMode
-  onStoreError: StoreErrorPolicy
-  /** Queue page text. */
-  title: string
-  message: string
-}
-
 export const ROOM_ID = /^[a-z0-9][a-z0-9-]{0,31}$/
 
-/** What the admission rules need of a room, in milliseconds. */
-export interface AdmissionLimits {
-  mode: 'fifo' | 'paused' | 'passthrough'
-  totalActiveUsers: number
-  newUsersPerMinute: number
-  abandonAfterMs: number
-  sessionMs: number
+/** The sections of the admin form, in order; `columns` is how many fields share a row. */
+export const SETTING_GROUPS = {
+  admission: { legend: 'Admission', columns: 2 },
+  timing: { legend: 'Timing, in seconds', columns: 3 },
+  page: { legend: 'Queue page', columns: 1 },
+  where: { legend: 'Where the room applies', columns: 2 },
+} as const
+export type SettingGroup = keyof typeof SETTING_GROUPS
+
+interface SettingBase {
+  /** The form's label; also how save messages, conflicts and the audit log name the setting. */
+  label: string
+  /** The line under the field (after the range, for a number). May be empty. */
+  help: string
+  /** The form section it appears in; null: not in the form (the id names the room). */
+  group: SettingGroup | null
+  /** The admission rule reads it as it is: it is part of AdmissionLimits, under this name. */
+  admissionLimit?: true
 }
 
+/** A whole number in [min, max]. No default: the setting is required. */
+export interface IntegerSetting extends SettingBase {
+  type: 'integer'
+  min: number
+  max: number
+  unit?: 'seconds'
+  /** A number, or a multiple of a setting listed before this one. */
+  default?: number | { times: number; of: string }
+}
+
+/** One of a fixed list of strings; `choices` gives each its label and help in the form. */
+export interface ChoiceSetting extends SettingBase {
+  type: 'choice'
+  values: readonly string[]
+  choices: Readonly<Record<string, { label: string; help: string }>>
+  default: string
+}
+
+export interface TextSetting extends SettingBase {
+  type: 'text'
+  maxLength: number
+  /** Lines of the form's box: 1 is a one-line input. */
+  lines: number
+  default: string
+}
+
+/** A list of host names or path prefixes; empty by default. */
+export interface ListSetting extends SettingBase {
+  type: 'list'
+  item: 'host' | 'path'
+  maxItems: number
+  maxLength: number
+}
+
+/** The room id: required, ROOM_ID, never changed once the room exists. */
+export interface IdSetting extends SettingBase {
+  type: 'id'
+}
+
+export type SettingSpec = IntegerSetting | ChoiceSetting | TextSetting | ListSetting | IdSetting
+
+/**
+ * Every room setting, in the order of the admin form (and of a room's JSON). The key is the
+ * setting's name in config, the admin API and RoomSettings.
+ */
+export const ROOM_SETTINGS = {
+  id: {
+    type: 'id',
+    label: 'Room id',
+    help: 'Lower-case letters, digits and dashes; it names the room’s keys and cookies.',
+    group: null,
+  },
+  newUsersPerMinute: {
+    type: 'integer',
+    label: 'Admit per minute',
+    help: '',
+    group: 'admission',
+    min: 1,
+    max: 6_000_000,
+    admissionLimit: true,
+  },
+  totalActiveUsers: {
+    type: 'integer',
+    label: 'Max active at once',
+    help: '',
+    group: 'admission',
+    min: 1,
+    max: 10_000_000,
+    admissionLimit: true,
+  },
+  // The rule reads mode, sessionDurationSeconds and abandonAfterSeconds too, converted (admissionLimits).
+  mode: {
+    type: 'choice',
+    label: 'Mode',
+    help: 'How the room lets people in.',
+    group: 'admission',
+    values: ROOM_MODES,
+    choices: {
+      fifo: { label: 'Line (FIFO)', help: 'First come, first served, at the limits above' },
+      paused: { label: 'Paused', help: 'The line stays; nobody new gets in' },
+      passthrough: { label: 'Pass-through', help: 'No line: everyone gets in at once' },
+      closed: { label: 'Closed', help: 'Nobody gets in; the page says closed' },
+    },
+    default: 'fifo',
+  },
+  onStoreError: {
+    type: 'choice',
+    label: 'If the store fails',
+    help: 'What visitors get while the store (Redis) does not answer.',
+    group: 'admission',
+    values: STORE_ERROR_POLICIES,
+    choices: {
+      closed: { label: 'Hold everyone', help: 'Visitors wait until the store is back' },
+      open: { label: 'Let everyone in', help: 'Visitors go straight through' },
+    },
+    default: 'closed',
+  },
+  sessionDurationSeconds: {
+    type: 'integer',
+    label: 'Session',
+    help: '',
+    group: 'timing',
+    min: 10,
+    max: 7 * 24 * 3600,
+    unit: 'seconds',
+    default: 600,
+  },
+  refreshSeconds: {
+    type: 'integer',
+    label: 'Refresh',
+    help: '',
+    group: 'timing',
+    min: 2,
+    max: 600,
+    unit: 'seconds',
+    default: 20,
+  },
+  abandonAfterSeconds: {
+    type: 'integer',
+    label: 'Drop after',
+    help: '≥ 2 × refresh',
+    group: 'timing',
+    min: 5,
+    max: 24 * 3600,
+    unit: 'seconds',
+    default: { times: 3, of: 'refreshSeconds' },
+  },
+  title: {
+    type: 'text',
+    label: 'Title',
+    help: '',
+    group: 'page',
+    maxLength: 2000,
+    lines: 1,
+    default: 'You are in line',
+  },
+  message: {
+    type: 'text',
+    label: 'Message',
+    help: '',
+    group: 'page',
+    maxLength: 2000,
+    lines: 2,
+    default: 'Thanks for waiting. We let people in in the order they arrived.',
+  },
+  hosts: {
+    type: 'list',
+    label: 'Hosts',
+    help: 'One per line or comma-separated; empty: any host',
+    group: 'where',
+    item: 'host',
+    maxItems: 64,
+    maxLength: 255,
+  },
+  paths: {
+    type: 'list',
+    label: 'Path prefixes',
+    help: 'Each starts with /; empty: every path',
+    group: 'where',
+    item: 'path',
+    maxItems: 64,
+    maxLength: 255,
+  },
+} as const satisfies Record<string, SettingSpec>
+
+type Schema = typeof ROOM_SETTINGS
+export type SettingName = keyof Schema
+
+type ValueOf<S> = S extends { type: 'integer' }
+  ? number
+  : S extends { type: 'choice'; values: readonly (infer V)[] }
+    ? V
+    : S extends { type: 'list' }
+      ? string[]
+      : string
+
+/** One room's settings, as parseRoomSettings returns them: one property per entry of ROOM_SETTINGS. */
+export type RoomSettings = { -readonly [K in SettingName]: ValueOf<Schema[K]> }
+
+/** What the admin UI gets from GET /_anteroom/api/settings-schema (plain JSON). */
+export const SETTINGS_SCHEMA = {
+  groups: Object.entries(SETTING_GROUPS).map(([name, g]) => ({ name, ...g })),
+  settings: Object.entries(ROOM_SETTINGS).map(([name, s]) => ({ name, ...s }) as { name: SettingName } & SettingSpec),
+}
+
+// --- what the admission rule reads ------------------------------------------------------------
+
+/** Settings flagged `admissionLimit: true`: the rule reads them as they are, under their own names. */
+export type AdmissionSettingName = { [K in SettingName]: Schema[K] extends { admissionLimit: true } ? K : never }[SettingName]
+
+export const ADMISSION_SETTINGS = (Object.keys(ROOM_SETTINGS) as SettingName[]).filter(
+  (name) => (ROOM_SETTINGS[name] as SettingSpec).admissionLimit === true,
+) as AdmissionSettingName[]
+
+type Simplify<T> = { [K in keyof T]: T[K] } & {}
+
+/**
+ * What the admission rule needs of a room: the flagged settings as they are, plus mode (closed is
+ * paused to the rule) and the two durations in milliseconds.
+ */
+export type AdmissionLimits = Simplify<
+  {
+    mode: 'fifo' | 'paused' | 'passthrough'
+    abandonAfterMs: number
+    sessionMs: number
+  } & Pick<RoomSettings, AdmissionSettingName>
+>
+
 export function admissionLimits(room: RoomSettings): AdmissionLimits {
+  const asIs: Record<string, unknown> = {}
+  for (const name of ADMISSION_SETTINGS) asIs[name] = room[name]
   return {
     mode: room.mode === 'closed' ? 'paused' : room.mode,
-    totalActiveUsers: room.totalActiveUsers,
-    newUsersPerMinute: room.newUsersPerMinute,
+    ...(asIs as Pick<RoomSettings, AdmissionSettingName>),
     abandonAfterMs: room.abandonAfterSeconds * 1000,
     sessionMs: room.sessionDurationSeconds * 1000,
   }
 }
 
-const LIMITS = {
-  totalActiveUsers: [1, 10_000_000],
-  newUsersPerMinute: [1, 6_000_000],
-  sessionDurationSeconds: [10, 7 * 24 * 3600],
-  refreshSeconds: [2, 600],
-  abandonAfterSeconds: [5, 24 * 3600],
-} as const
+type DefaultedAdmissionName = {
+  [K in AdmissionSettingName]: Schema[K] extends { default: number | string } ? K : never
+}[AdmissionSettingName]
 
-const KNOWN_FIELDS = new Set<string>(['id', 'hosts', 'paths', ...Object.keys(LIMITS), 'mode', 'onStoreError', 'title', 'message'])
+/**
+ * The defaults of the flagged settings that have a constant one. Code that writes AdmissionLimits
+ * by hand (tests, benches) spreads this first, so that a new rule setting with a default needs no
+ * edit there.
+ */
+export const ADMISSION_DEFAULTS = Object.fromEntries(
+  ADMISSION_SETTINGS.flatMap((name) => {
+    const d = (ROOM_SETTINGS[name] as { default?: unknown }).default
+    return typeof d === 'number' || typeof d === 'string' ? [[name, d]] : []
+  }),
+) as Pick<RoomSettings, DefaultedAdmissionName>
+
+// --- validation -------------------------------------------------------------------------------
 
 function fail(field: string, message: string): never {
   throw new AnteroomError('ERR_SETTINGS_INVALID', `${field}: ${message}`, { field })
 }
 
-function int(input: Record<string, unknown>, key: keyof typeof LIMITS, where: string, fallback?: number): number {
-  const value = input[key] ?? fallback
-  const [min, max] = LIMITS[key]
-  if (typeof value !== 'number' || !Number.isInteger(value)) fail(`${where}${key}`, 'must be a whole number')
-  if (value < min || value > max) fail(`${where}${key}`, `must be between ${min} and ${max}, got ${value}`)
+function integer(spec: IntegerSetting, given: unknown, earlier: Record<string, unknown>, field: string): number {
+  const d = spec.default
+  const value = given ?? (typeof d === 'object' ? d.times * (earlier[d.of] as number) : d)
+  if (typeof value !== 'number' || !Number.isInteger(value)) fail(field, 'must be a whole number')
+  if (value < spec.min || value > spec.max) fail(field, `must be between ${spec.min} and ${spec.max}, got ${value}`)
   return value
 }
 
-function strings(input: Record<string, unknown>, key: 'hosts' | 'paths', where: string): string[] {
-  const value = input[key] ?? []
-  if (!Array.isArray(value) || value.length > 64) fail(`${where}${key}`, 'must be a list of at most 64 strings')
+/** Checks one entry of a list and returns it as stored. */
+const LIST_ITEMS: Record<ListSetting['item'], (item: string, field: string) => string> = {
+  host(item, field) {
+    if (!/^[a-z0-9.:-]+$/i.test(item)) fail(field, 'must be a host name')
+    return item.toLowerCase().replace(/\.$/, '')
+  },
+  path(item, field) {
+    if (!item.startsWith('/')) fail(field, 'must start with /')
+    // Rooms are matched on canonical paths (core/path.ts), so a room's own path must be one.
+    const canonical = canonicalPath(item)
+    if (!canonical.ok) fail(field, `must be a plain path like /tickets: ${canonical.problem}`)
+    if (canonical.path !== item) fail(field, `must be written in canonical form: ${canonical.path}`)
+    return item
+  },
+}
+
+function list(spec: ListSetting, given: unknown, field: string): string[] {
+  const value = given ?? []
+  if (!Array.isArray(value) || value.length > spec.maxItems) fail(field, `must be a list of at most ${spec.maxItems} strings`)
   return value.map((item, i) => {
-    if (typeof item !== 'string' || item.length === 0 || item.length > 255) {
-      fail(`${where}${key}[${i}]`, 'must be a non-empty string of at most 255 characters')
+    if (typeof item !== 'string' || item.length === 0 || item.length > spec.maxLength) {
+      fail(`${field}[${i}]`, `must be a non-empty string of at most ${spec.maxLength} characters`)
     }
-    if (key === 'paths' && !item.startsWith('/')) fail(`${where}${key}[${i}]`, 'must start with /')
-    if (key === 'paths') {
-      // Rooms are matched on canonical paths (core/path.ts), so a room's own path must be one.
-      const canonical = canonicalPath(item)
-      if (!canonical.ok) fail(`${where}${key}[${i}]`, `must be a plain path like /tickets: ${canonical.problem}`)
-      if (canonical.path !== item) fail(`${where}${key}[${i}]`, `must be written in canonical form: ${canonical.path}`)
-    }
-    if (key === 'hosts' && !/^[a-z0-9.:-]+$/i.test(item)) fail(`${where}${key}[${i}]`, 'must be a host name')
-    return key === 'hosts' ? item.toLowerCase().replace(/\.$/, '') : item
+    return LIST_ITEMS[spec.item](item, `${field}[${i}]`)
   })
 }
 
-function text(input: Record<string, unknown>, key: 'title' | 'message', where: string, fallback: string): string {
-  const value = input[key] ?? fallback
-  if (typeof value !== 'string' || value.length > 2000) fail(`${where}${key}`, 'must be a string of at most 2000 characters')
-  return value
-}
-
-function oneOf<T extends string>(input: Record<string, unknown>, key: string, where: string, allowed: readonly T[], fallback: T): T {
-  const value = input[key] ?? fallback
-  if (typeof value !== 'string' || !allowed.includes(value as T)) fail(`${where}${key}`, `must be one of ${allowed.join(', ')}`)
-  return value as T
+function parseSetting(spec: SettingSpec, given: unknown, earlier: Record<string, unknown>, field: string): unknown {
+  switch (spec.type) {
+    case 'id':
+      if (typeof given !== 'string' || !ROOM_ID.test(given)) fail(field, 'must be 1-32 lower-case letters, digits or dashes')
+      return given
+    case 'integer':
+      return integer(spec, given, earlier, field)
+    case 'choice': {
+      const value = given ?? spec.default
+      if (typeof value !== 'string' || !spec.values.includes(value)) fail(field, `must be one of ${spec.values.join(', ')}`)
+      return value
+    }
+    case 'text': {
+      const value = given ?? spec.default
+      if (typeof value !== 'string' || value.length > spec.maxLength)
+        fail(field, `must be a string of at most ${spec.maxLength} characters`)
+      return value
+    }
+    case 'list':
+      return list(spec, given, field)
+  }
 }
 
 /**
- * Checks one room's settings, fills in defaults and returns a frozen copy.
+ * Checks one room's settings against ROOM_SETTINGS, fills in defaults and returns a frozen copy.
  * `where` prefixes field names in errors, e.g. "rooms[0].".
  */
 export function parseRoomSettings(input: unknown, where = ''): RoomSettings {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) fail(where.replace(/\.$/, '') || 'room', 'must be an object')
   const raw = input as Record<string, unknown>
-  for (const key of Object.keys(raw)) if (!KNOWN_FIELDS.has(key)) fail(`${where}${key}`, 'is not a known setting')
-  if (typeof raw.id !== 'string' || !ROOM_ID.test(raw.id)) fail(`${where}id`, 'must be 1-32 lower-case letters, digits or dashes')
-  const refreshSeconds = int(raw, 'refreshSeconds', where, 20)
-  const settings: RoomSettings = {
-    id: raw.id,
-    hosts: strings(raw, 'hosts', where),
-    paths: strings(raw, 'paths', where),
-    totalActiveUsers: int(raw, 'totalActiveUsers', where),
-    newUsersPerMinute: int(raw, 'newUsersPerMinute', where),
-    sessionDurationSeconds: int(raw, 'sessionDurationSeconds', where, 600),
-    refreshSeconds,
-    abandonAfterSeconds: int(raw, 'abandonAfterSeconds', where, 3 * refreshSeconds),
-    mode: oneOf(raw, 'mode', where, ROOM_MODES, 'fifo'),
-    onStoreError: oneOf(raw, 'onStoreError', where, STORE_ERROR_POLICIES, 'closed'),
-    title: text(raw, 'title', where, 'You are in line'),
-    message: text(raw, 'message', where, 'Thanks for waiting. We let people in in the order they arrived.'),
+  for (const key of Object.keys(raw)) if (!Object.hasOwn(ROOM_SETTINGS, key)) fail(`${where}${key}`, 'is not a known setting')
+  const settings: Record<string, unknown> = {}
+  for (const [name, spec] of Object.entries(ROOM_SETTINGS) as [SettingName, SettingSpec][]) {
+    settings[name] = parseSetting(spec, raw[name], settings, `${where}${name}`)
   }
-  if (settings.abandonAfterSeconds < settings.refreshSeconds * 2) {
+  const room = settings as RoomSettings
+  // Rules across settings.
+  if (room.abandonAfterSeconds < room.refreshSeconds * 2) {
     fail(
       `${where}abandonAfterSeconds`,
-      `must be at least twice refreshSeconds (${settings.refreshSeconds * 2}), or polling visitors would be dropped`,
+      `must be at least twice refreshSeconds (${room.refreshSeconds * 2}), or polling visitors would be dropped`,
     )
   }
-  return Object.freeze(settings)
+  return Object.freeze(room)
 }

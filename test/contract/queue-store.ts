@@ -1,7 +1,7 @@
 // The QueueStore contract: one suite, run against every implementation (memory, Redis).
 // Time is always passed in explicitly, so rates, expiries and FIFO are checked without sleeping.
 import { describe, expect, it } from 'vitest'
-import type { AdmissionLimits } from '../../src/core/settings.js'
+import { ADMISSION_DEFAULTS, type AdmissionLimits } from '../../src/core/settings.js'
 import type { PollResult, QueueStore } from '../../src/ports/queue-store.js'
 
 export interface StoreHarness {
@@ -15,6 +15,7 @@ const newRoom = () => `c${Date.now().toString(36)}-${roomSeq++}`
 const T0 = 1_800_000_000_000
 
 const limits = (over: Partial<AdmissionLimits> = {}): AdmissionLimits => ({
+  ...ADMISSION_DEFAULTS,
   mode: 'fifo',
   totalActiveUsers: 1000,
   newUsersPerMinute: 6000,
