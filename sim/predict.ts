@@ -1,13 +1,13 @@
 // The what-if model: a deterministic discrete-time model of the edge's FIFO admission, to predict queue
 // length and waits before a sale. One step per second of sale time by default (finer with stepSeconds,
-// for a compressed run in real time). Each step, as poll-7.lua does:
+// for a compressed run in real time). Each step, as the store does (src/core/admission.ts):
 // sessions that ran out free their slots; then the head of the line is admitted, as many as
-//   grantBudget (src/core/admission.ts): min(free slots, n − admitted in (t−60, t], ⌈n/6⌉ − admitted in (t−10, t])
+//   grantBudget: min(free slots, what the pace (dueAdmissions) made due, ⌊n/60⌋ + 1 − admitted in the last second)
 // allow. Arrivals are fluid (fractions of visitors are fine). A share of each arrival cohort gives up
 // after `patienceSeconds`; the store drops them abandonAfter later; if they reach the head before that,
 // they are granted and hold the slot until the drop time instead of a whole session.
 
-import { grantBudget } from '../src/core/admission.js'
+import { dueAdmissions, grantBudget, paceAfter, perSecondCap } from '../src/core/admission.js'
 
 export interface ArrivalCurve {
   kind: 'opening' | 'ramp' | 'waves'
@@ -98,8 +98,7 @@ export function predict(input: PredictInput): Prediction {
   const horizon = ticks(input.horizonSeconds ?? 6 * 3600)
   const arrivalTicks = perSecond.length * k
   const n = limits.newUsersPerMinute
-  const window60 = ticks(60)
-  const window10 = ticks(10)
+  const window1 = ticks(1)
   const sessionTicks = ticks(limits.sessionDurationSeconds)
   const patienceTicks = ticks(input.patienceSeconds)
   const quitAfterTicks = ticks(input.patienceSeconds + limits.abandonAfterSeconds)
@@ -112,9 +111,9 @@ export function predict(input: PredictInput): Prediction {
   const sessionsEnding = new Map<number, number>() // tick -> slots freed then
   let active = 0
   const admittedAt: number[] = [] // per tick
-  // Granted in the window's earlier ticks: (t - 60 s, t) and (t - 10 s, t).
-  let inMinute = 0
-  let in10 = 0
+  // Granted in the last second's earlier ticks, and the pace (when the next admission is due, µs).
+  let inSecond = 0
+  let tatUs: number | undefined
   let grantedThisSecond = 0
   const queue: number[] = []
   const activeOut: number[] = []
@@ -154,20 +153,13 @@ export function predict(input: PredictInput): Prediction {
       dropped++
     }
     if (t > 0) {
-      inMinute += admittedAt[t - 1] ?? 0
-      in10 += admittedAt[t - 1] ?? 0
-      if (t - window60 >= 0) inMinute -= admittedAt[t - window60] ?? 0
-      if (t - window10 >= 0) in10 -= admittedAt[t - window10] ?? 0
+      inSecond += admittedAt[t - 1] ?? 0
+      if (t - window1 >= 0) inSecond -= admittedAt[t - window1] ?? 0
     }
+    const pace = dueAdmissions(tatUs, (t * 1_000_000) / k, n)
     let budget = Math.max(
       0,
-      grantBudget({
-        totalActiveUsers: limits.totalActiveUsers,
-        newUsersPerMinute: n,
-        active,
-        admittedLastMinute: inMinute,
-        admittedLastTenSeconds: in10,
-      }),
+      grantBudget({ totalActiveUsers: limits.totalActiveUsers, newUsersPerMinute: n, active, due: pace.due, admittedLastSecond: inSecond }),
     )
     budget = Math.floor(budget + EPS)
     let granted = 0
@@ -205,6 +197,7 @@ export function predict(input: PredictInput): Prediction {
       if (c.patient + c.quitters <= EPS) head++
     }
     admittedAt[t] = granted
+    tatUs = paceAfter(tatUs, pace, granted, perSecondCap(n) - inSecond, (t * 1_000_000) / k, n)
     grantedThisSecond += granted
     if (drainedAt === undefined && patientLeft <= 1e-6 && t >= arrivalTicks - 1) drainedAt = second
     // The outputs are per second: the state at the end of each second, and what it granted.

@@ -107,8 +107,10 @@ async function runSequence(seed: number, room: string, a: QueueStore, b: QueueSt
     const answer = ra as { arrival?: number; state?: string }
     if (op.startsWith('poll') && answer.arrival !== undefined) {
       const visitor = op.split(' ')[1] as string
-      if (answer.state === 'admitted') tokens.delete(visitor)
-      else tokens.set(visitor, answer.arrival)
+      // An admitted visitor may keep their old queue token (the edge drops it; a client can keep it).
+      if (answer.state === 'admitted') {
+        if (r.next() < 0.5) tokens.delete(visitor)
+      } else if (answer.state !== 'ended') tokens.set(visitor, answer.arrival)
     }
   }
 }

@@ -123,6 +123,7 @@ describe('what-if model', () => {
   }
 
   it('rate-bound: 20 at opening, 6 a minute (1 per 10 s), 10 slots: one every 10 s until the slots are full', () => {
+    // The first admission uses the idle room's second of credit (CATCH_UP_US), so the pace runs from -1 s.
     const p = predict({
       visitors: 20,
       curve: { kind: 'opening', durationSeconds: 0 },
@@ -132,14 +133,14 @@ describe('what-if model', () => {
       horizonSeconds: 300,
     })
     const grants = p.admitted.flatMap((n, t) => (n > 0 ? [[t, n]] : []))
-    expect(grants).toEqual([0, 10, 20, 30, 40, 50, 60, 70, 80, 90].map((t) => [t, 1]))
+    expect(grants).toEqual([0, 9, 19, 29, 39, 49, 59, 69, 79, 89].map((t) => [t, 1]))
     expect(p.admittedTotal).toBe(10)
-    expect(p.queue[90]).toBe(10)
+    expect(p.queue[89]).toBe(10)
     expect(p.maxQueue).toBe(19)
     expect(p.drainedAt).toBeUndefined()
-    // Waits 0, 10, ..., 90: p50 is the 5th, 40 s.
-    expect(p.p50).toBe(40)
-    expect(p.p99).toBe(90)
+    // Waits 0, 9, 19, ..., 89: p50 is the 5th, 39 s.
+    expect(p.p50).toBe(39)
+    expect(p.p99).toBe(89)
   })
 
   it('slot-bound: 2 slots, 30-s sessions, 6 visitors: two at 0, 30 and 60 s', () => {

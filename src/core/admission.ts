@@ -1,6 +1,6 @@
 // The admission rule, once: what one poll of a room does, step by step, and how many the room may
 // admit. The embedded store (adapters/memory) runs pollRoom on its own sets; the test model and the
-// simulator's prediction use grantBudget. adapters/redis/lua/poll-7.lua is the same rule in Lua, for
+// simulator's prediction use grantBudget. adapters/redis/lua/poll-10.lua is the same rule in Lua, for
 // Redis, and keeps these steps in this order; test/differential.test.ts drives both with the same
 // random operations and compares every answer.
 import type { AdmissionLimits } from './settings.js'
@@ -11,38 +11,79 @@ export const MAX_STEP = 500
 export const SEEN_BUCKETS = 16384
 /** Most seen buckets one poll checks for visitors who stopped polling. */
 export const MAX_SWEEP = 16
-/** The rate has two windows: the last minute, and a sixth of it in the last ten seconds. */
 export const MINUTE_MS = 60_000
 export const TEN_SECONDS_MS = 10_000
+/** How far a room that was not polled may catch up on its pace: one second's worth. */
+export const CATCH_UP_US = 1_000_000
+/** An admin's "end session" keeps that visitor out this long, unless an admin lets them in again. */
+export const ENDED_KEEP_MS = 24 * 3600_000
 
-/** The seen bucket of a visitor (bucketOf in poll-7.lua). */
+/** The seen bucket of a visitor (bucketOf in poll-10.lua). */
 export function seenBucketOf(visitor: string): number {
   let h = 0
   for (let i = 0; i < visitor.length; i++) h = (h * 31 + visitor.charCodeAt(i)) % SEEN_BUCKETS
   return h
 }
 
+/**
+ * The gap between two admissions at `newUsersPerMinute`, µs (a whole number, so that Lua and
+ * TypeScript compute the same; the rounding makes the rate a hair faster, never slower).
+ */
+export function emissionIntervalUs(newUsersPerMinute: number): number {
+  return Math.floor(60_000_000 / newUsersPerMinute)
+}
+
+/**
+ * The pace of admissions (GCRA): the next admission is due at `tatUs` (theoretical arrival time),
+ * each one moves it on by one emission interval, and a room that was not polled catches up on at
+ * most CATCH_UP_US. Returns how many are due now and the time they are counted from.
+ */
+export function dueAdmissions(tatUs: number | undefined, nowUs: number, newUsersPerMinute: number): { due: number; fromUs: number } {
+  // A room that has admitted nobody yet is like any idle room: one second's credit.
+  const fromUs = tatUs === undefined ? nowUs - CATCH_UP_US : Math.max(tatUs, nowUs - CATCH_UP_US)
+  if (fromUs > nowUs) return { due: 0, fromUs }
+  return { due: 1 + Math.floor((nowUs - fromUs) / emissionIntervalUs(newUsersPerMinute)), fromUs }
+}
+
+/** Most admissions in any one second: the per-second share of the rate, plus one. */
+export function perSecondCap(newUsersPerMinute: number): number {
+  return Math.floor(newUsersPerMinute / 60) + 1
+}
+
+/**
+ * The pace after `granted` admissions at `nowUs`. What the per-second cap held back is not kept for
+ * later: a burst of caught-up admissions used it, and carrying it on would only make the next burst.
+ */
+export function paceAfter(
+  tatUs: number | undefined,
+  pace: { due: number; fromUs: number },
+  granted: number,
+  perSecondRoom: number,
+  nowUs: number,
+  newUsersPerMinute: number,
+): number | undefined {
+  let next = granted > 0 ? pace.fromUs + granted * emissionIntervalUs(newUsersPerMinute) : tatUs
+  if (perSecondRoom < pace.due) next = Math.max(next ?? 0, nowUs)
+  return next
+}
+
 export interface BudgetInput {
   totalActiveUsers: number
   newUsersPerMinute: number
   active: number
-  /** Admitted in (now − 60 s, now]. */
-  admittedLastMinute: number
-  /** Admitted in (now − 10 s, now]. */
-  admittedLastTenSeconds: number
+  /** Admissions due by the pace (dueAdmissions). */
+  due: number
+  /** Admitted in (now − 1 s, now]. */
+  admittedLastSecond: number
 }
 
 /**
- * How many the room may admit now: free slots, the minute's rate, and at most a sixth of it in ten
- * seconds. Not capped by MAX_STEP or by who is waiting; may be negative or fractional (the simulator
- * works with fluid visitors).
+ * How many the room may admit now: free slots, what the pace has made due, and no more than the
+ * per-second cap in any second. Not capped by MAX_STEP or by who is waiting; may be negative or
+ * fractional (the simulator works with fluid visitors).
  */
 export function grantBudget(b: BudgetInput): number {
-  return Math.min(
-    b.totalActiveUsers - b.active,
-    b.newUsersPerMinute - b.admittedLastMinute,
-    Math.ceil(b.newUsersPerMinute / 6) - b.admittedLastTenSeconds,
-  )
+  return Math.min(b.totalActiveUsers - b.active, b.due, perSecondCap(b.newUsersPerMinute) - b.admittedLastSecond)
 }
 
 /** A sorted set as the rule needs it: members ordered by (score, member), as in Redis. */
@@ -73,6 +114,12 @@ export interface RoomState {
   active: ScoredSet
   /** "visitor:ms" → admission ms, the last 60 s. */
   admissions: ScoredSet
+  /** visitor → until when their place in line is used up by an admission, ms (a token's arrival no longer counts). */
+  used: ScoredSet
+  /** visitor → when an admin ended their session, ms (they get no place until it is cleared). */
+  ended: ScoredSet
+  /** When the next admission is due, µs (dueAdmissions); undefined before the first. */
+  tatUs: number | undefined
   /** The seen buckets: visitor → last poll ms, waiting visitors only. */
   seen(bucket: number): Map<string, number>
   /** The last arrival handed out, µs. */
@@ -92,23 +139,27 @@ export interface Poll {
 export type PollAnswer =
   | { state: 'queued' | 'paused'; arrival: number; position: number; waiting: number; admittedLastMinute: number; now: number }
   | { state: 'admitted'; arrival: number; sessionExpires: number; admittedLastMinute: number; now: number }
+  | { state: 'ended'; arrival: 0; admittedLastMinute: number; now: number }
 
-/** Sessions that ran out free their slots; the rate window keeps only the last minute. */
+/** Sessions that ran out free their slots; the rate window keeps the last minute; old marks go. */
 export function expire(room: RoomState, now: number): void {
   room.active.removeUpTo(now)
   room.admissions.removeUpTo(now - MINUTE_MS)
+  room.used.removeUpTo(now)
+  room.ended.removeUpTo(now - ENDED_KEEP_MS)
 }
 
 /**
  * The polls of some visitors of one room, at `now` (ms; `nowUs` the same instant in µs). In order:
  *   0. sessions that ran out and old admissions expire;
- *   1. each poller collects an admission granted while away, passes through, or takes or keeps
- *      their place (a token's arrival restores a forgotten place, never later than now);
+ *   1. each poller whose session an admin ended gets no place; the others collect an admission
+ *      granted while away, pass through, or take or keep their place (a token's arrival restores a
+ *      forgotten place, never later than now, unless an admission used that place up);
  *   2. visitors silent for abandonAfter leave: at most MAX_SWEEP due seen buckets are checked, each
  *      dropping all its stale visitors;
- *   3. in fifo mode, the head of the line is admitted, grantBudget (at most MAX_STEP) of them: a
- *      poller's session starts now; an absent visitor has until abandonAfter after their last poll
- *      to collect it;
+ *   3. in fifo mode, the head of the line is admitted, grantBudget (at most MAX_STEP) of them, paced
+ *      by dueAdmissions: a poller's session starts now; an absent visitor has until abandonAfter
+ *      after their last poll to collect it; each admission uses up the visitor's place;
  *   4. each poller gets an answer.
  */
 export function pollRoom(room: RoomState, polls: readonly Poll[], limits: AdmissionLimits, now: number, nowUs: number): PollAnswer[] {
@@ -119,7 +170,14 @@ export function pollRoom(room: RoomState, polls: readonly Poll[], limits: Admiss
   const unseen = (visitor: string) => room.seen(seenBucketOf(visitor)).delete(visitor)
 
   // 1. Each poller.
+  const ended = new Set<number>()
+  const useUp = (visitor: string) => room.used.add(visitor, now + limits.abandonAfterMs)
   for (const [i, p] of polls.entries()) {
+    if (room.ended.score(p.visitor) !== undefined) {
+      ended.add(i)
+      arrivals[i] = 0
+      continue
+    }
     if (room.active.score(p.visitor) !== undefined) {
       room.line.remove(p.visitor)
       unseen(p.visitor)
@@ -131,7 +189,7 @@ export function pollRoom(room: RoomState, polls: readonly Poll[], limits: Admiss
     let arrival = room.line.score(p.visitor)
     const known = arrival !== undefined
     if (arrival === undefined) {
-      if (p.arrival !== undefined) arrival = Math.min(p.arrival, nowUs)
+      if (p.arrival !== undefined && room.used.score(p.visitor) === undefined) arrival = Math.min(p.arrival, nowUs)
       else {
         arrival = Math.max(nowUs, room.lastArrival + 1)
         room.lastArrival = arrival
@@ -142,6 +200,7 @@ export function pollRoom(room: RoomState, polls: readonly Poll[], limits: Admiss
       room.line.remove(p.visitor)
       unseen(p.visitor)
       room.admissions.add(`${p.visitor}:${now}`, now)
+      useUp(p.visitor)
       admittedNow++
       expiries[i] = now + limits.sessionMs
       room.active.add(p.visitor, expiries[i] as number)
@@ -178,16 +237,19 @@ export function pollRoom(room: RoomState, polls: readonly Poll[], limits: Admiss
   // 3. Grant from the head of the line.
   const granted = new Map<string, number>()
   if (limits.mode === 'fifo') {
+    const pace = dueAdmissions(room.tatUs, nowUs, limits.newUsersPerMinute)
+    const admittedLastSecond = room.admissions.countFrom(now - 1000 + 1)
     const budget = Math.min(
       grantBudget({
         totalActiveUsers: limits.totalActiveUsers,
         newUsersPerMinute: limits.newUsersPerMinute,
         active: room.active.size,
-        admittedLastMinute: room.admissions.size,
-        admittedLastTenSeconds: room.admissions.countFrom(now - TEN_SECONDS_MS + 1),
+        due: pace.due,
+        admittedLastSecond,
       }),
       MAX_STEP,
     )
+    let heads = 0
     if (budget > 0) {
       const polling = new Set(polls.map((p) => p.visitor))
       for (const v of room.line.first(budget)) {
@@ -202,9 +264,13 @@ export function pollRoom(room: RoomState, polls: readonly Poll[], limits: Admiss
         room.line.remove(v)
         room.active.add(v, expires)
         room.admissions.add(`${v}:${now}`, now)
+        useUp(v)
         admittedNow++
+        heads++
       }
     }
+    const perSecondRoom = perSecondCap(limits.newUsersPerMinute) - admittedLastSecond
+    room.tatUs = paceAfter(room.tatUs, pace, heads, perSecondRoom, nowUs, limits.newUsersPerMinute)
   }
   room.admitted += admittedNow
 
@@ -212,6 +278,7 @@ export function pollRoom(room: RoomState, polls: readonly Poll[], limits: Admiss
   const admittedLastMinute = room.admissions.size
   const waiting = room.line.size
   return polls.map((p, i) => {
+    if (ended.has(i)) return { state: 'ended', arrival: 0, admittedLastMinute, now }
     const expires = expiries[i] ?? granted.get(p.visitor)
     const arrival = arrivals[i] as number
     if (expires !== undefined) return { state: 'admitted', arrival, sessionExpires: expires, admittedLastMinute, now }

@@ -1,16 +1,12 @@
 // The visitor-facing pages: the queue page and the error pages. Plain HTML and inline CSS that
 // work without JavaScript; a small script polls the JSON status where JavaScript runs.
 
-export interface QueueView {
-  room: string
-  state: 'queued' | 'paused' | 'closed' | 'busy'
+import type { VisitorStatus } from '../core/visit.js'
+
+/** A waiting visitor's status (core/visit.ts) with the room's own title and message. */
+export interface QueueView extends VisitorStatus {
   title: string
   message: string
-  position: number | null
-  ahead: number | null
-  waiting: number | null
-  etaSeconds: number | null
-  refreshSeconds: number
 }
 
 export function escapeHtml(s: string): string {
@@ -58,23 +54,30 @@ var p=document.getElementById('progress');if(p&&s.waiting>0){p.value=Math.max(0,
 set('eta',eta(s.etaSeconds));}).catch(function(){}).then(function(){setTimeout(tick,every)})}
 setTimeout(tick,every)})()`
 
+/** A page that will not change by itself: nothing to refresh or poll. */
+const finalState = (v: QueueView) => v.state === 'closed' || v.state === 'ended'
+
 export function queuePage(v: QueueView): string {
   const headline =
     v.state === 'closed'
       ? 'This sale is closed'
-      : v.state === 'busy'
-        ? 'We are busy right now'
-        : v.state === 'paused'
-          ? 'The line is paused'
-          : escapeHtml(v.title)
+      : v.state === 'ended'
+        ? 'Your session was ended'
+        : v.state === 'busy'
+          ? 'We are busy right now'
+          : v.state === 'paused'
+            ? 'The line is paused'
+            : escapeHtml(v.title)
   const lead =
     v.state === 'closed'
       ? 'Nobody is being let in any more. Thank you for your patience.'
-      : v.state === 'busy'
-        ? 'We are busy; you keep your place. This page tries again by itself.'
-        : v.state === 'paused'
-          ? 'Nobody is being let in for the moment. You keep your place in line.'
-          : escapeHtml(v.message)
+      : v.state === 'ended'
+        ? 'The organisers ended your session, so you have no place in line. If you think this is a mistake, contact them.'
+        : v.state === 'busy'
+          ? 'We are busy; you keep your place. This page tries again by itself.'
+          : v.state === 'paused'
+            ? 'Nobody is being let in for the moment. You keep your place in line.'
+            : escapeHtml(v.message)
   const numbers =
     v.position === null
       ? ''
@@ -86,20 +89,19 @@ export function queuePage(v: QueueView): string {
 <div><dt>People in line</dt><dd id="waiting">${(v.waiting ?? 0).toLocaleString('en')}</dd></div>
 <div><dt>Estimated wait</dt><dd id="eta">${formatEta(v.etaSeconds)}</dd></div>
 </dl>`
-  const refreshes =
-    v.state === 'closed'
-      ? ''
-      : `<p class="muted">This page refreshes itself every ${v.refreshSeconds} seconds. Please keep it open; refreshing does not lose your place.</p>`
+  const refreshes = finalState(v)
+    ? ''
+    : `<p class="muted">This page refreshes itself every ${v.refreshSeconds} seconds. Please keep it open; refreshing does not lose your place.</p>`
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${headline}</title>${v.state === 'closed' ? '' : `<noscript><meta http-equiv="refresh" content="${v.refreshSeconds}"></noscript>`}<style>${STYLE}</style></head>
+<title>${headline}</title>${finalState(v) ? '' : `<noscript><meta http-equiv="refresh" content="${v.refreshSeconds}"></noscript>`}<style>${STYLE}</style></head>
 <body><main id="anteroom" data-room="${escapeHtml(v.room)}" data-state="${v.state}" data-refresh="${v.refreshSeconds}">
 <div class="card" role="region" aria-labelledby="headline">
 <h1 id="headline">${headline}</h1>
 <p>${lead}</p>
 <div role="status" aria-live="polite" aria-atomic="false">${numbers}</div>
 ${refreshes}
-</div></main>${v.state === 'closed' ? '' : `<script>${POLL_SCRIPT}</script>`}</body></html>`
+</div></main>${finalState(v) ? '' : `<script>${POLL_SCRIPT}</script>`}</body></html>`
 }
 
 export function errorPage(status: number, title: string, detail: string): string {

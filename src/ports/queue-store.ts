@@ -31,6 +31,13 @@ export type PollResult =
       admittedLastMinute: number
       now: number
     }
+  | {
+      /** An admin ended this visitor's session: no place in line until an admin lets them in again. */
+      state: 'ended'
+      arrival: 0
+      admittedLastMinute: number
+      now: number
+    }
 
 export interface RenewInput {
   room: string
@@ -75,6 +82,8 @@ export interface QueueStore {
   renew(input: RenewInput): Promise<RenewResult>
   /** Ends one visitor's session; their token is refused at its next renewal. Returns whether there was one. */
   endSession(room: string, visitor: string, now?: number): Promise<boolean>
+  /** Lets a visitor whose session an admin ended back into the line (at the back); returns whether they were kept out. */
+  allowAgain(room: string, visitor: string): Promise<boolean>
   /** Ends every session of a room; returns how many there were. */
   endAllSessions(room: string, now?: number): Promise<number>
   stats(room: string, now?: number): Promise<RoomStats>

@@ -1,8 +1,8 @@
 // QueueStore in process memory, for a single instance with no Redis: the admission rule of
 // core/admission.ts (pollRoom) on in-process sorted sets laid out as the Lua lays out Redis, so that
-// the contract suite and the differential test (test/differential.test.ts) hold it to poll-7.lua.
+// the contract suite and the differential test (test/differential.test.ts) hold it to poll-10.lua.
 
-import { expire, pollRoom, type RoomState } from '../../core/admission.js'
+import { ENDED_KEEP_MS, expire, pollRoom, type RoomState } from '../../core/admission.js'
 import {
   HISTORY_MS,
   type PollInput,
@@ -17,7 +17,6 @@ import { OrderedSet } from './ordered-set.js'
 
 /** A room as the Lua keeps it in Redis, plus what only the other scripts read. */
 interface Room extends RoomState {
-  ended: OrderedSet
   seenBuckets: Map<number, Map<string, number>>
   history: Map<number, RoomSample>
 }
@@ -36,7 +35,9 @@ export class MemoryQueueStore implements QueueStore {
         sweep: new OrderedSet(),
         active: new OrderedSet(),
         admissions: new OrderedSet(),
+        used: new OrderedSet(),
         ended: new OrderedSet(),
+        tatUs: undefined,
         seenBuckets,
         seen(bucket) {
           let seen = seenBuckets.get(bucket)
@@ -67,7 +68,7 @@ export class MemoryQueueStore implements QueueStore {
   async renew(input: RenewInput): Promise<RenewResult> {
     const now = input.now ?? this.clock()
     const r = this.room(input.room)
-    r.ended.removeUpTo(now - input.sessionMs)
+    r.ended.removeUpTo(now - ENDED_KEEP_MS)
     if (r.ended.score(input.visitor) !== undefined) {
       r.active.remove(input.visitor)
       return undefined
@@ -81,6 +82,10 @@ export class MemoryQueueStore implements QueueStore {
     const r = this.room(room)
     r.ended.add(visitor, at ?? this.clock())
     return r.active.remove(visitor)
+  }
+
+  async allowAgain(room: string, visitor: string): Promise<boolean> {
+    return this.room(room).ended.remove(visitor)
   }
 
   async endAllSessions(room: string, at?: number): Promise<number> {

@@ -13,6 +13,8 @@ export function roomKeys(room: string) {
     admissions: `${p}:adm`,
     stats: `${p}:stat`,
     lastArrival: `${p}:last`,
+    used: `${p}:used`,
+    tat: `${p}:tat`,
     history: `${p}:hist`,
   }
 }

@@ -14,7 +14,7 @@ import { roomKeys } from './keys.js'
 import { runScript, type Scripts } from './scripts.js'
 import { storeCall } from './store-call.js'
 
-const STATES = { 1: 'queued', 2: 'admitted', 3: 'paused' } as const
+const STATES = { 1: 'queued', 2: 'admitted', 3: 'paused', 4: 'ended' } as const
 /** Most polls in one EVALSHA; a larger burst goes out as several. */
 const MAX_BATCH = 200
 
@@ -73,11 +73,12 @@ export class RedisQueueStore implements QueueStore {
     try {
       reply = (await storeCall(() =>
         runScript(
-        this.redis,
-        this.scripts.poll,
-        [k.line, k.sweep, k.active, k.admissions, k.stats, k.lastArrival, k.seenPrefix],
-        args,
-      ))) as number[]
+          this.redis,
+          this.scripts.poll,
+          [k.line, k.sweep, k.active, k.admissions, k.stats, k.lastArrival, k.seenPrefix, k.used, k.ended, k.tat],
+          args,
+        ),
+      )) as number[]
     } catch (err) {
       // One failure answers every poll of the batch.
       for (const p of polls) p.reject(err)
@@ -85,12 +86,13 @@ export class RedisQueueStore implements QueueStore {
     }
     polls.forEach((p, i) => {
       const at = i * 7
-      const code = reply[at] as 1 | 2 | 3
+      const code = reply[at] as 1 | 2 | 3 | 4
       const arrival = reply[at + 1] as number
       const admittedLastMinute = reply[at + 4] as number
       const now = reply[at + 5] as number
       const state = STATES[code]
       if (state === 'admitted') p.resolve({ state, arrival, sessionExpires: reply[at + 6] as number, admittedLastMinute, now })
+      else if (state === 'ended') p.resolve({ state, arrival: 0, admittedLastMinute, now })
       else p.resolve({ state, arrival, position: reply[at + 2] as number, waiting: reply[at + 3] as number, admittedLastMinute, now })
     })
   }
@@ -102,7 +104,8 @@ export class RedisQueueStore implements QueueStore {
         this.scripts.renew,
         [roomKeys(input.room).active, roomKeys(input.room).ended],
         [input.visitor, input.now ?? '', input.sessionMs],
-      ))) as number[]
+      ),
+    )) as number[]
     const [expires, now] = reply as [number, number]
     return expires === 0 ? undefined : { sessionExpires: expires, now }
   }
@@ -126,6 +129,10 @@ export class RedisQueueStore implements QueueStore {
       number,
     ]
     return { waiting, active, admittedLastMinute, abandoned, abandonedLastMinute, now: at }
+  }
+
+  async allowAgain(room: string, visitor: string): Promise<boolean> {
+    return (await storeCall(() => this.redis.zrem(roomKeys(room).ended, visitor))) === 1
   }
 
   async endAllSessions(room: string, now?: number): Promise<number> {

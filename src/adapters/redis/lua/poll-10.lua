@@ -1,4 +1,4 @@
--- poll-7.lua: the polls of one or more visitors of a room, in one call: the Redis implementation of
+-- poll-10.lua: the polls of one or more visitors of a room, in one call: the Redis implementation of
 -- the admission rule in src/core/admission.ts (pollRoom, grantBudget), step for step and in the same
 -- order. Change both together; test/differential.test.ts compares them on random sequences.
 -- Each visitor joins or keeps their place; visitors who stopped polling leave; ended sessions free
@@ -20,19 +20,25 @@
 --   KEYS[7] seen  prefix  of the seen buckets: KEYS[7] .. b, b = bucketOf(visitor) in 0..16383,
 --                         each a small hash visitor -> last poll ms (waiting visitors only).
 --                         Small hashes stay listpacks: ~30 B a visitor, where a sorted set takes ~120.
+--   KEYS[8] used  zset    visitor -> until when an admission used up their place, ms (their queue
+--                         token's arrival no longer restores it)
+--   KEYS[9] ended zset    visitor -> when an admin ended their session, ms (no place for them)
+--   KEYS[10] tat  string  when the next admission is due, µs (the pace: GCRA)
 --   ARGV[1] now ms, or "" to use Redis TIME                   (tests drive time; production doesn't)
 --   ARGV[2] the room's admission limits, JSON by name (lib/limits.lua): mode (fifo | paused |
 --           passthrough), totalActiveUsers, newUsersPerMinute, abandonAfterMs, sessionMs
 --   ARGV[3], ARGV[4], ...  pairs of: visitor id, arrival µs from a verified queue token or ""
 --                          (the arrival restores a place Redis forgot)
 -- Output: 7 numbers per visitor, in input order:
---   state (1 queued, 2 admitted, 3 paused), arrival µs, position, waiting,
+--   state (1 queued, 2 admitted, 3 paused, 4 ended), arrival µs, position, waiting,
 --   admitted in the last 60 s, now ms, session expiry ms (0 unless admitted)
 
 -- #include lib/clock.lua
 -- #include lib/limits.lua
+-- #include lib/rule.lua
 
 local q, sweep, act, adm, stat, last, seenPrefix = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local used, ended, tat = KEYS[8], KEYS[9], KEYS[10]
 local limits = decodeLimits(ARGV[2])
 local mode = limits.mode
 local cap = limits.totalActiveUsers
@@ -42,9 +48,6 @@ local sessionMs = limits.sessionMs
 local now, nowUs = clockNow(ARGV[1])
 local FIRST_POLL = 3 -- ARGV index of the first visitor
 
-local MAX_STEP = 500 -- MAX_STEP in core/admission.ts: most visitors one call admits
-local BUCKETS = 16384 -- seen buckets; SEEN_BUCKETS in core/admission.ts
-local MAX_SWEEP = 16 -- MAX_SWEEP in core/admission.ts: most seen buckets one call checks
 
 local function bucketOf(visitor)
   local h = 0
@@ -68,25 +71,36 @@ local function unseen(visitor)
   redis.call('HDEL', seenKey(visitor), visitor)
 end
 
--- Sessions that ran out free their slots; the rate window keeps only the last 60 s.
+-- 0. Sessions that ran out free their slots; the rate window keeps the last 60 s; old marks go.
 redis.call('ZREMRANGEBYSCORE', act, '-inf', now)
 redis.call('ZREMRANGEBYSCORE', adm, '-inf', now - 60000)
+redis.call('ZREMRANGEBYSCORE', used, '-inf', now)
+redis.call('ZREMRANGEBYSCORE', ended, '-inf', now - ENDED_KEEP_MS)
 
 local count = (#ARGV - FIRST_POLL + 1) / 2
-local visitors, arrivals, expiries = {}, {}, {}
+local visitors, arrivals, expiries, endedFor = {}, {}, {}, {}
 local admittedNow = 0
+
+-- An admission uses up the visitor's place: their queue token no longer brings them back to it.
+local function useUp(visitor)
+  redis.call('ZADD', used, now + abandonMs, visitor)
+end
 
 local function admit(i)
   expiries[i] = now + sessionMs
   redis.call('ZADD', act, expiries[i], visitors[i])
 end
 
--- 1. Each visitor: collect an admission, pass through, or take or keep their place.
+-- 1. Each visitor: no place if an admin ended their session; else collect an admission, pass
+-- through, or take or keep their place.
 for i = 1, count do
   local visitor = ARGV[FIRST_POLL + 2 * (i - 1)]
   local tokenArrival = tonumber(ARGV[FIRST_POLL + 2 * (i - 1) + 1])
   visitors[i] = visitor
-  if redis.call('ZSCORE', act, visitor) then
+  if redis.call('ZSCORE', ended, visitor) then
+    endedFor[i] = true
+    arrivals[i] = 0
+  elseif redis.call('ZSCORE', act, visitor) then
     -- Admitted while away, or already active: this poll collects the admission.
     redis.call('ZREM', q, visitor)
     unseen(visitor)
@@ -96,7 +110,7 @@ for i = 1, count do
     local arrival = tonumber(redis.call('ZSCORE', q, visitor))
     local known = arrival ~= nil
     if not known then
-      if tokenArrival then
+      if tokenArrival and not redis.call('ZSCORE', used, visitor) then
         arrival = math.min(tokenArrival, nowUs)
       else
         arrival = math.max(nowUs, tonumber(redis.call('GET', last) or '0') + 1)
@@ -108,6 +122,7 @@ for i = 1, count do
       redis.call('ZREM', q, visitor)
       unseen(visitor)
       redis.call('ZADD', adm, now, visitor .. ':' .. now)
+      useUp(visitor)
       admittedNow = admittedNow + 1
       admit(i)
     else
@@ -152,14 +167,20 @@ if abandoned > 0 then
   redis.call('HDEL', stat, 'abn:' .. (bucket - 7), 'abn:' .. (bucket - 8), 'abn:' .. (bucket - 9), 'abn:' .. (bucket - 10))
 end
 
--- 3. Admit from the head of the line: as many as free slots and both rate windows allow.
+-- 3. Admit from the head of the line: as many as free slots, the pace and the per-second cap allow
+-- (dueAdmissions, perSecondCap and grantBudget in core/admission.ts).
 local granted = {}
 if mode == 'fifo' then
-  local inMinute = redis.call('ZCARD', adm)
-  local budget = math.min(cap - redis.call('ZCARD', act), perMinute - inMinute,
-    math.ceil(perMinute / 6) - redis.call('ZCOUNT', adm, now - 10000 + 1, '+inf'), MAX_STEP)
+  local interval = math.floor(60000000 / perMinute)
+  local tatUs = tonumber(redis.call('GET', tat) or '')
+  local fromUs = math.max(tatUs or (nowUs - CATCH_UP_US), nowUs - CATCH_UP_US)
+  local due = 0
+  if fromUs <= nowUs then due = 1 + math.floor((nowUs - fromUs) / interval) end
+  local perSecondRoom = math.floor(perMinute / 60) + 1 - redis.call('ZCOUNT', adm, now - 1000 + 1, '+inf')
+  local budget = math.min(cap - redis.call('ZCARD', act), due, perSecondRoom, MAX_STEP)
+  local heads = {}
   if budget > 0 then
-    local heads = redis.call('ZRANGE', q, 0, budget - 1)
+    heads = redis.call('ZRANGE', q, 0, budget - 1)
     if #heads > 0 then
       local polling = {}
       for i = 1, count do polling[visitors[i]] = true end
@@ -175,6 +196,7 @@ if mode == 'fifo' then
           expires = tonumber(redis.call('HGET', seenKey(v), v) or now) + abandonMs
         end
         unseen(v)
+        useUp(v)
         slots[#slots + 1] = expires
         slots[#slots + 1] = v
         events[#events + 1] = now
@@ -186,6 +208,11 @@ if mode == 'fifo' then
       admittedNow = admittedNow + #heads
     end
   end
+  -- The pace (paceAfter): what the per-second cap held back is not kept for a later burst.
+  local nextTat = tatUs
+  if #heads > 0 then nextTat = fromUs + #heads * interval end
+  if perSecondRoom < due then nextTat = math.max(nextTat or 0, nowUs) end
+  if nextTat then redis.call('SET', tat, nextTat) end
 end
 if admittedNow > 0 then redis.call('HINCRBY', stat, 'admitted', admittedNow) end
 
@@ -198,7 +225,9 @@ local out = {}
 for i = 1, count do
   local v = visitors[i]
   local expires = expiries[i] or granted[v]
-  if expires then
+  if endedFor[i] then
+    for _, n in ipairs({ 4, 0, 0, 0, inMinute, now, 0 }) do out[#out + 1] = n end
+  elseif expires then
     out[#out + 1] = 2
     out[#out + 1] = arrivals[i]
     out[#out + 1] = 0

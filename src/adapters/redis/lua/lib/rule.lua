@@ -1,0 +1,6 @@
+-- lib/rule.lua (included): the admission rule's constants, the same as in src/core/admission.ts.
+local MAX_STEP = 500 -- MAX_STEP: most visitors one call admits
+local BUCKETS = 16384 -- SEEN_BUCKETS: seen buckets of a room
+local MAX_SWEEP = 16 -- MAX_SWEEP: most seen buckets one call checks
+local CATCH_UP_US = 1000000 -- CATCH_UP_US: how far an unpolled room catches up on its pace
+local ENDED_KEEP_MS = 86400000 -- ENDED_KEEP_MS: how long an admin's "end session" keeps a visitor out
