@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto'
 import { createServer as createHttpServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http'
 import { connect, createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net'
 import { serve } from '@hono/node-server'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { UndiciOrigin } from '../src/adapters/undici/origin.js'
 import { loadConfig } from '../src/config/index.js'
 import { buildEdge, type Edge } from '../src/entry/build.js'
@@ -187,6 +187,9 @@ const streamOut = {
 /** Responses the origin holds without answering (for the 504 test); released in afterAll. */
 const held: { end(): void }[] = []
 
+/** One promise per response on /stream-big, settled when that response is closed (finished or aborted). */
+const streamBigClosed: Promise<void>[] = []
+
 const originHandler: OriginHandler = (req, res, body) => {
   const path = req.url ?? ''
   if (path === '/stream-out') {
@@ -215,9 +218,14 @@ const originHandler: OriginHandler = (req, res, body) => {
       }
       if (!res.destroyed) res.end()
     }
-    res.on('close', () => {
-      left = 0
-    })
+    streamBigClosed.push(
+      new Promise((resolve) =>
+        res.on('close', () => {
+          left = 0
+          resolve()
+        }),
+      ),
+    )
     pump()
     return
   }
@@ -334,6 +342,17 @@ afterAll(async () => {
   })
   await new Promise<void>((r) => (evil === undefined ? r() : evil.close(() => r())))
   consoleError.mockRestore()
+})
+
+// Every test on its own: none may log an internal error or print to console.error.
+afterEach(() => {
+  try {
+    expect(logged.filter((l) => l.event === 'error')).toEqual([])
+    expect(consoleError).not.toHaveBeenCalled()
+  } finally {
+    logged.length = 0
+    consoleError.mockClear()
+  }
 })
 
 /** Admits a fresh visitor on the protected path and returns their admission token. */
@@ -500,7 +519,9 @@ describe('streaming', () => {
         req.end()
       })
     }
-    await delay(200)
+    // Each hang-up reached the origin: the edge closed every one of its responses.
+    expect(streamBigClosed).toHaveLength(5)
+    await Promise.all(streamBigClosed)
     const after = await send(main.port, { path: '/after-abort' })
     expect(after.status).toBe(200)
     expect(json<Echo>(after.body).url).toBe('/after-abort')
@@ -868,12 +889,5 @@ describe('only the configured origin is ever contacted', () => {
     expect(evilConnections).toBe(0)
     const ok = await send(main.port, { path: '/still-serving' })
     expect(ok.status).toBe(200)
-  })
-})
-
-describe('afterwards', () => {
-  it('logged no internal error and printed nothing to console.error', () => {
-    expect(logged.filter((l) => l.event === 'error')).toEqual([])
-    expect(consoleError).not.toHaveBeenCalled()
   })
 })
