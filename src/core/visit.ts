@@ -1,0 +1,124 @@
+// What the edge answers a visitor who holds no valid admission, decided from the room, the store's
+// answer and the clock alone: a pure function, so the rule reads (and tests) without HTTP or tokens.
+// The edge (src/http/visit.ts) asks the store, calls decideVisit, and signs what the verdict says.
+import type { PollResult } from '../ports/queue-store.js'
+import { etaSeconds } from './eta.js'
+import type { RoomSettings } from './settings.js'
+
+export type VisitorState = 'queued' | 'admitted' | 'paused' | 'closed' | 'busy' | 'ended' | 'recovering'
+
+/**
+ * A visitor's state as clients see it: the body of GET /_anteroom/status and of a JSON answer on a
+ * protected path (documented in the README), and the numbers of the queue page.
+ */
+export interface VisitorStatus {
+  room: string
+  state: VisitorState
+  /** 1-based place in line; null without one. */
+  position: number | null
+  ahead: number | null
+  waiting: number | null
+  /** null while the rate is unknown. */
+  etaSeconds: number | null
+  refreshSeconds: number
+}
+
+/** What the store said about the visitor. A closed room does not ask it. */
+export type PollOutcome = { kind: 'polled'; result: PollResult } | { kind: 'unavailable' } | { kind: 'not-asked' }
+
+/** A place in line, kept in the visitor's queue token: their arrival (µs) until `expires` (ms). */
+export interface KeptPlace {
+  arrival: number
+  expires: number
+  maxAgeSeconds: number
+}
+
+/** An admission to sign: since `arrival` (µs), until `expires` (ms), judged at `now` (ms) on the clock that decided it. */
+export interface Session {
+  arrival: number
+  expires: number
+  now: number
+}
+
+export type Verdict =
+  /** The queue page or its JSON, with this status; `place` is re-signed into the queue token. */
+  | { kind: 'wait'; status: VisitorStatus; httpStatus: 200 | 503; place?: KeptPlace }
+  /** The store admitted the visitor: an admission for the session; the queue token goes. */
+  | { kind: 'admit'; status: VisitorStatus; session: Session }
+  /**
+   * The store is away and the room fails open (onStoreError: "open"): the visitor keeps their own
+   * identity (their queue token's visitor id, or a new one) and gets an admission marked `open`, so an
+   * origin can tell these apart and apply its own policy. It lasts OPEN_ADMISSION_MS and is kept in the
+   * visitor's cookie (one signature a minute); the queue token is re-signed to outlast it, so the place
+   * in line is still theirs when the store is back. A status request is told `busy`.
+   */
+  | { kind: 'open'; status: VisitorStatus; session: Session; place: KeptPlace }
+
+/** How long an open admission lasts; it is never renewed, so the visitor's queue token takes over after it. */
+export const OPEN_ADMISSION_MS = 60_000
+
+/** Whether a visit asks the store: a closed room answers without it. */
+export function asksStore(room: RoomSettings): boolean {
+  return room.mode !== 'closed'
+}
+
+/** A status with no place in line: closed, busy, ended. */
+export function statusWithoutPlace(room: RoomSettings, state: 'closed' | 'busy' | 'ended'): VisitorStatus {
+  return { room: room.id, state, position: null, ahead: null, waiting: null, etaSeconds: null, refreshSeconds: room.refreshSeconds }
+}
+
+export function admittedStatus(room: RoomSettings): VisitorStatus {
+  return { room: room.id, state: 'admitted', position: 0, ahead: 0, waiting: null, etaSeconds: 0, refreshSeconds: room.refreshSeconds }
+}
+
+/** The status of a visitor the store answered for. */
+export function statusOf(room: RoomSettings, result: PollResult): VisitorStatus {
+  if (result.state === 'admitted') return admittedStatus(room)
+  if (result.state === 'ended') return statusWithoutPlace(room, 'ended')
+  return {
+    room: room.id,
+    state: result.state,
+    position: result.position,
+    ahead: result.position - 1,
+    waiting: result.waiting,
+    etaSeconds: result.state === 'queued' ? etaSeconds(result.position, result.admittedLastMinute) : null,
+    refreshSeconds: room.refreshSeconds,
+  }
+}
+
+/**
+ * The answer to a visit without an admission.
+ * @param ticketArrival the arrival (µs) in the visitor's verified queue token, if any
+ * @param now the edge's clock (ms): an open admission runs on it, everything else on the store's
+ */
+export function decideVisit(room: RoomSettings, outcome: PollOutcome, ticketArrival: number | undefined, now: number): Verdict {
+  if (outcome.kind === 'not-asked') return { kind: 'wait', status: statusWithoutPlace(room, 'closed'), httpStatus: 200 }
+  const abandonMs = room.abandonAfterSeconds * 1000
+  if (outcome.kind === 'unavailable') {
+    const status = statusWithoutPlace(room, 'busy')
+    if (room.onStoreError !== 'open') return { kind: 'wait', status, httpStatus: 503 }
+    // Each visitor keeps their own identity and arrival; the place outlasts the open admission.
+    const arrival = ticketArrival ?? now * 1000
+    const keepMs = OPEN_ADMISSION_MS + abandonMs
+    return {
+      kind: 'open',
+      status,
+      session: { arrival, expires: now + OPEN_ADMISSION_MS, now },
+      place: { arrival, expires: now + keepMs, maxAgeSeconds: keepMs / 1000 },
+    }
+  }
+  const { result } = outcome
+  const status = statusOf(room, result)
+  if (result.state === 'admitted') {
+    return { kind: 'admit', status, session: { arrival: result.arrival, expires: result.sessionExpires, now: result.now } }
+  }
+  // An ended visitor keeps their identity (so they stay out) but no place: should an admin let them
+  // back, their token's arrival is the time of this answer, not the head of the line.
+  const arrival = result.state === 'ended' ? result.now * 1000 : result.arrival
+  return {
+    kind: 'wait',
+    status,
+    httpStatus: 200,
+    place: { arrival, expires: result.now + abandonMs, maxAgeSeconds: room.abandonAfterSeconds },
+  }
+}

@@ -1,0 +1,64 @@
+// What the edge is built from (EdgeDeps, handed in by an entry point) and what each of its steps
+// reads: the deps with the clocks, the log and the limits worked out once per app.
+import type { Context, Hono } from 'hono'
+import type { AdmissionTokens } from '../core/admission-token.js'
+import type { QueueTokens } from '../core/queue-token.js'
+import type { Clock } from '../ports/clock.js'
+import type { Origin } from '../ports/origin.js'
+import type { QueueStore } from '../ports/queue-store.js'
+import { POLL_SCRIPT } from './pages.js'
+import type { RoomDirectory } from './room-directory.js'
+
+export type Log = (event: string, fields: Record<string, unknown>) => void
+
+export interface EdgeDeps {
+  queue: QueueStore
+  rooms: RoomDirectory
+  queueTokens: QueueTokens
+  admissionTokens: AdmissionTokens
+  origin: Origin
+  /** Tests pass a manual clock; it then also drives the store. Production leaves it out. */
+  clock?: Clock
+  /** The client address, from the runtime (Node socket, cf-connecting-ip). */
+  clientIp?: (c: Context) => string | undefined
+  /** The scheme the visitor really used, from the runtime (TLS socket); never from the request line. */
+  scheme?: (c: Context) => 'http' | 'https'
+  /** Mark cookies Secure even on plain HTTP (behind a TLS-terminating proxy). */
+  secureCookies?: boolean
+  /** The largest request body passed to the origin, bytes (1 MiB when unset); larger ones get 413. */
+  maxBodyBytes?: number
+  log?: Log
+  /** The admin API and UI, mounted under /_anteroom (see admin/routes.ts). */
+  // biome-ignore lint/suspicious/noExplicitAny: any Hono sub-app with its own variables
+  admin?: Hono<any>
+}
+
+export interface EdgeContext {
+  deps: EdgeDeps
+  /** The edge's clock, ms: token expiry and open admissions. */
+  now(): number
+  /** The clock handed to the store: the test's, or undefined so that the store uses its own (Redis TIME). */
+  storeNow(): number | undefined
+  log: Log
+  maxBodyBytes: number
+  /** The queue page script's hash, for its Content-Security-Policy. */
+  scriptHash: Promise<string>
+}
+
+async function sha256Base64(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))
+  let s = ''
+  for (const b of new Uint8Array(digest)) s += String.fromCharCode(b)
+  return btoa(s)
+}
+
+export function edgeContext(deps: EdgeDeps): EdgeContext {
+  return {
+    deps,
+    now: () => deps.clock?.now() ?? Date.now(),
+    storeNow: () => deps.clock?.now(),
+    log: deps.log ?? (() => {}),
+    maxBodyBytes: deps.maxBodyBytes ?? 1024 * 1024,
+    scriptHash: sha256Base64(POLL_SCRIPT),
+  }
+}

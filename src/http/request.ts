@@ -1,0 +1,47 @@
+// The request as the edge reads it, once: the canonical path that rooms are matched on and that the
+// origin receives (core/path.ts), the host, the scheme the runtime saw, and the Cookie header.
+import type { Context } from 'hono'
+import { AnteroomError } from '../core/errors.js'
+import { canonicalPath } from '../core/path.js'
+import { canonicalHost } from '../core/rooms.js'
+import type { EdgeDeps } from './edge-context.js'
+
+export interface Incoming {
+  url: URL
+  proto: 'http' | 'https'
+  /** Cookies get Secure. */
+  secure: boolean
+  /** Canonical host, for room matching. */
+  host: string
+  /** The canonical path in lower case: what rooms are matched on (core/path.ts). */
+  pathKey: string
+  /** The path and query sent to the origin: the canonical path that rooms were matched against. */
+  originPath: string
+  /** The Cookie header, read once for the queue, admission and script cookies. */
+  cookie: string | null
+}
+
+/** Reads the request; a path that could be read two ways is refused (ERR_BAD_PATH), and so are two Host headers. */
+export function readIncoming(c: Context, deps: Pick<EdgeDeps, 'scheme' | 'secureCookies'>): Incoming {
+  const url = new URL(c.req.url)
+  const path = canonicalPath(url.pathname)
+  if (!path.ok) throw new AnteroomError('ERR_BAD_PATH', `This address cannot be served: ${path.problem}.`, { field: 'path' })
+  // Two Host headers reach the app joined by a comma; an origin might read either one.
+  if (c.req.header('host')?.includes(',')) throw new AnteroomError('ERR_BAD_REQUEST', 'The request has more than one Host header.')
+  const proto = deps.scheme?.(c) ?? 'http'
+  return {
+    url,
+    proto,
+    secure: deps.secureCookies === true || proto === 'https',
+    host: canonicalHost(url.host),
+    pathKey: path.key,
+    originPath: path.path + url.search,
+    cookie: c.req.header('cookie') ?? null,
+  }
+}
+
+/** Whether the caller asked for JSON (an app polling), not a page (a browser). */
+export function wantsJson(c: Context): boolean {
+  const accept = c.req.header('accept') ?? ''
+  return accept.includes('application/json') && !accept.includes('text/html')
+}
