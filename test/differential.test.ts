@@ -1,4 +1,4 @@
-// The admission rule exists twice: core/admission.ts (run by the embedded store) and poll-7.lua (run
+// The admission rule exists twice: core/admission.ts (run by the embedded store) and poll-11.lua (run
 // by Redis). This drives the memory store and the Redis store, on a redis-server and on a Redis
 // Cluster, with the same long random sequences of joins, polls, silences, renewals, session ends,
 // mode and settings changes and clock steps, and compares every answer.
@@ -33,7 +33,17 @@ interface Step {
 }
 
 /** One sequence: the same operations on both stores; the first difference fails with the history. */
-async function runSequence(seed: number, room: string, a: QueueStore, b: QueueStore, length: number): Promise<void> {
+async function runSequence(
+  seed: number,
+  room: string,
+  makeMemory: () => QueueStore,
+  b: QueueStore,
+  forgetB: () => Promise<void>,
+  length: number,
+): Promise<void> {
+  let a = makeMemory()
+  /** What an edge would know of the room: the last watch (life, active count). */
+  let view: { life: { epoch: number } | null; active: number } = { life: null, active: 0 }
   const r = random(seed)
   let now = T0
   let limits: AdmissionLimits = {
@@ -60,7 +70,8 @@ async function runSequence(seed: number, room: string, a: QueueStore, b: QueueSt
       const t = r.next()
       const arrival = t < 0.7 ? tokens.get(visitor) : t < 0.85 ? undefined : now * 1000 - r.int(60_000_000)
       op = `poll ${visitor} ${arrival ?? '-'}`
-      const input = { room, visitor, arrival, limits, now }
+      const hint = view.life ? { epoch: view.life.epoch, active: view.active } : { active: view.active }
+      const input = { room, visitor, arrival, limits, now, hint }
       run = (s) => s.poll(input)
     } else if (roll < 0.7) {
       const step = r.pick([1, 10, 250, 999, 1000, 1001, 3000, 4000, 4001, 9000])
@@ -77,11 +88,23 @@ async function runSequence(seed: number, room: string, a: QueueStore, b: QueueSt
       op = `end ${visitor}`
       const at = now
       run = (s) => s.endSession(room, visitor, at)
-    } else if (roll < 0.85) {
+    } else if (roll < 0.845) {
+      // The store forgets the room (a flush, a failover): the memory store starts afresh, Redis loses the keys.
+      op = 'forget'
+      run = async (s) => {
+        if (s === a) a = makeMemory()
+        else await forgetB()
+        return null
+      }
+    } else if (roll < 0.87) {
+      op = 'watch'
+      const at = now
+      run = (s) => s.watch(room, at - 60_000)
+    } else if (roll < 0.88) {
       op = 'end-all'
       const at = now
       run = (s) => s.endAllSessions(room, at)
-    } else if (roll < 0.93) {
+    } else if (roll < 0.94) {
       limits = {
         ...limits,
         mode: r.pick(['fifo', 'fifo', 'fifo', 'paused', 'passthrough'] as const),
@@ -96,6 +119,11 @@ async function runSequence(seed: number, room: string, a: QueueStore, b: QueueSt
       run = (s) => s.stats(room, at)
     }
     const [ra, rb] = [await run(a), await run(b)]
+    if (op === 'watch') {
+      const w = ra as { life: { epoch: number } | null; active: number }
+      // A store that forgot shows no life; the edge keeps what it saw (src/http/room-directory.ts).
+      if (w.life !== null) view = w
+    }
     history.push({ op, result: ra })
     if (JSON.stringify(ra) !== JSON.stringify(rb)) {
       const tail = history
@@ -139,6 +167,11 @@ describe.each([
   const seeds = kind === 'single' ? [1, 2, 3, 4, 5, 6, 7, 8] : [11, 12, 13]
   it.each(seeds)('seed %i: 600 random operations', async (seed) => {
     const room = `diff-${kind}-${seed}-${Date.now().toString(36)}`
-    await runSequence(seed, room, new MemoryQueueStore(), store, 600)
+    const forget = async () => {
+      const target = redis ?? cluster?.cluster
+      const keys = (await target?.keys(`anteroom:{${room}}:*`)) ?? []
+      for (const key of keys) await target?.del(key)
+    }
+    await runSequence(seed, room, () => new MemoryQueueStore(), store, forget, 600)
   })
 })

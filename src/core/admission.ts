@@ -1,6 +1,6 @@
 // The admission rule, once: what one poll of a room does, step by step, and how many the room may
 // admit. The embedded store (adapters/memory) runs pollRoom on its own sets; the test model and the
-// simulator's prediction use grantBudget. adapters/redis/lua/poll-10.lua is the same rule in Lua, for
+// simulator's prediction use grantBudget. adapters/redis/lua/poll-11.lua is the same rule in Lua, for
 // Redis, and keeps these steps in this order; test/differential.test.ts drives both with the same
 // random operations and compares every answer.
 import type { AdmissionLimits } from './settings.js'
@@ -18,7 +18,15 @@ export const CATCH_UP_US = 1_000_000
 /** An admin's "end session" keeps that visitor out this long, unless an admin lets them in again. */
 export const ENDED_KEEP_MS = 24 * 3600_000
 
-/** The seen bucket of a visitor (bucketOf in poll-10.lua). */
+/**
+ * After the store forgot a room, nobody is admitted for two refreshes and a second: long enough for
+ * every visitor who keeps polling to be back at the arrival in their token before the first grant.
+ */
+export function recoveryMs(refreshSeconds: number): number {
+  return 2 * refreshSeconds * 1000 + 1000
+}
+
+/** The seen bucket of a visitor (bucketOf in poll-11.lua). */
 export function seenBucketOf(visitor: string): number {
   let h = 0
   for (let i = 0; i < visitor.length; i++) h = (h * 31 + visitor.charCodeAt(i)) % SEEN_BUCKETS
@@ -120,6 +128,8 @@ export interface RoomState {
   ended: ScoredSet
   /** When the next admission is due, µs (dueAdmissions); undefined before the first. */
   tatUs: number | undefined
+  /** The room's life in this store: a marker that only a loss removes (undefined until the first poll). */
+  life: Life | undefined
   /** The seen buckets: visitor → last poll ms, waiting visitors only. */
   seen(bucket: number): Map<string, number>
   /** The last arrival handed out, µs. */
@@ -130,6 +140,30 @@ export interface RoomState {
   abandonedBy: Map<number, number>
 }
 
+/**
+ * A store's memory of a room, from its first poll on. When a poll finds none although a visitor
+ * brings a queue token or the edge saw a life before, the store has forgotten the room (a flush, a
+ * restart, a failover to a replica that missed writes): the new life starts recovering.
+ */
+export interface Life {
+  /** This life's id (the µs it began): edges notice a new one within a second. */
+  epoch: number
+  /** When it began, ms: admissions issued before it are re-registered once. */
+  born: number
+  /** No admissions until then, ms. */
+  recoverUntil: number
+  /** Slots kept for sessions admitted before the loss that have not come back yet... */
+  reserved: number
+  /** ...until then, ms (after a session length no such admission can still be valid). */
+  reservedUntil: number
+}
+
+/** What the edge that sends a poll knows of the room: the life it saw, and how many were active then. */
+export interface EdgeHint {
+  epoch?: number
+  active: number
+}
+
 export interface Poll {
   visitor: string
   /** Arrival µs from a verified queue token: restores a place the store forgot. */
@@ -137,7 +171,14 @@ export interface Poll {
 }
 
 export type PollAnswer =
-  | { state: 'queued' | 'paused'; arrival: number; position: number; waiting: number; admittedLastMinute: number; now: number }
+  | {
+      state: 'queued' | 'paused' | 'recovering'
+      arrival: number
+      position: number
+      waiting: number
+      admittedLastMinute: number
+      now: number
+    }
   | { state: 'admitted'; arrival: number; sessionExpires: number; admittedLastMinute: number; now: number }
   | { state: 'ended'; arrival: 0; admittedLastMinute: number; now: number }
 
@@ -151,18 +192,30 @@ export function expire(room: RoomState, now: number): void {
 
 /**
  * The polls of some visitors of one room, at `now` (ms; `nowUs` the same instant in µs). In order:
- *   0. sessions that ran out and old admissions expire;
+ *   0. a room the store has no life for begins one (beginLife), recovering if it was forgotten;
+ *      sessions that ran out and old admissions expire;
  *   1. each poller whose session an admin ended gets no place; the others collect an admission
  *      granted while away, pass through, or take or keep their place (a token's arrival restores a
  *      forgotten place, never later than now, unless an admission used that place up);
  *   2. visitors silent for abandonAfter leave: at most MAX_SWEEP due seen buckets are checked, each
  *      dropping all its stale visitors;
- *   3. in fifo mode, the head of the line is admitted, grantBudget (at most MAX_STEP) of them, paced
+ *   3. in fifo mode and not recovering, the head of the line is admitted, grantBudget (at most
+ *      MAX_STEP) of them, less the slots reserved for sessions from before a loss, paced
  *      by dueAdmissions: a poller's session starts now; an absent visitor has until abandonAfter
  *      after their last poll to collect it; each admission uses up the visitor's place;
  *   4. each poller gets an answer.
  */
-export function pollRoom(room: RoomState, polls: readonly Poll[], limits: AdmissionLimits, now: number, nowUs: number): PollAnswer[] {
+export function pollRoom(
+  room: RoomState,
+  polls: readonly Poll[],
+  limits: AdmissionLimits,
+  now: number,
+  nowUs: number,
+  hint: EdgeHint = { active: 0 },
+): PollAnswer[] {
+  beginLife(room, polls, limits, now, nowUs, hint)
+  const life = room.life as Life
+  const recovering = now < life.recoverUntil
   expire(room, now)
   const arrivals: number[] = []
   const expiries: (number | undefined)[] = []
@@ -236,12 +289,13 @@ export function pollRoom(room: RoomState, polls: readonly Poll[], limits: Admiss
 
   // 3. Grant from the head of the line.
   const granted = new Map<string, number>()
-  if (limits.mode === 'fifo') {
+  if (limits.mode === 'fifo' && !recovering) {
     const pace = dueAdmissions(room.tatUs, nowUs, limits.newUsersPerMinute)
     const admittedLastSecond = room.admissions.countFrom(now - 1000 + 1)
+    const reserved = now < life.reservedUntil ? life.reserved : 0
     const budget = Math.min(
       grantBudget({
-        totalActiveUsers: limits.totalActiveUsers,
+        totalActiveUsers: limits.totalActiveUsers - reserved,
         newUsersPerMinute: limits.newUsersPerMinute,
         active: room.active.size,
         due: pace.due,
@@ -283,7 +337,7 @@ export function pollRoom(room: RoomState, polls: readonly Poll[], limits: Admiss
     const arrival = arrivals[i] as number
     if (expires !== undefined) return { state: 'admitted', arrival, sessionExpires: expires, admittedLastMinute, now }
     return {
-      state: limits.mode === 'fifo' ? 'queued' : 'paused',
+      state: limits.mode !== 'fifo' ? 'paused' : recovering ? 'recovering' : 'queued',
       arrival,
       position: (room.line.rank(p.visitor) as number) + 1,
       waiting,
@@ -291,4 +345,34 @@ export function pollRoom(room: RoomState, polls: readonly Poll[], limits: Admiss
       now,
     }
   })
+}
+
+/**
+ * Begins the room's life at its first poll. With evidence that there was one before (a visitor's
+ * queue token, or an edge that saw a life), the store forgot: admissions wait for the recovery
+ * window, and the slots of the sessions the edge last saw active stay reserved for a session length.
+ */
+export function beginLife(
+  room: RoomState,
+  polls: readonly Poll[],
+  limits: AdmissionLimits,
+  now: number,
+  nowUs: number,
+  hint: EdgeHint,
+): void {
+  if (room.life !== undefined) return
+  const forgotten = hint.epoch !== undefined || polls.some((p) => p.arrival !== undefined)
+  room.life = {
+    epoch: nowUs,
+    born: now,
+    recoverUntil: forgotten ? now + recoveryMs(limits.refreshSeconds) : 0,
+    reserved: forgotten ? hint.active : 0,
+    reservedUntil: forgotten ? now + limits.sessionMs : 0,
+  }
+}
+
+/** A session from before a loss came back (its renewal restored it): its reserved slot is its own again. */
+export function sessionReturned(room: RoomState, now: number): void {
+  const life = room.life
+  if (life !== undefined && life.reserved > 0 && now < life.reservedUntil) life.reserved--
 }

@@ -3,7 +3,7 @@
 //   - parseRoomSettings: the validation that config (src/config) and the admin API both use, with
 //     error messages that name the bad field,
 //   - AdmissionLimits and admissionLimits(room): what the admission rule (core/admission.ts and
-//     poll-7.lua, which gets it as one JSON argument decoded by name) reads of a room,
+//     poll-11.lua, which gets it as one JSON argument decoded by name) reads of a room,
 //   - the admin form: the edge serves SETTINGS_SCHEMA at GET /_anteroom/api/settings-schema and
 //     admin/ui/app.js builds the form (labels, inputs, ranges, help) from it.
 // A new setting is one entry below. If the admission rule reads it, flag it `admissionLimit: true`:
@@ -155,6 +155,8 @@ export const ROOM_SETTINGS = {
     max: 600,
     unit: 'seconds',
     default: 20,
+    // After a store loss the rule waits two refreshes before admitting, so that everybody polling is back.
+    admissionLimit: true,
   },
   abandonAfterSeconds: {
     type: 'integer',

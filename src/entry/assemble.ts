@@ -33,7 +33,7 @@ export interface AssembledEdge {
 
 export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
   const now = p.clock ? () => p.clock?.now() ?? Date.now() : Date.now
-  const rooms = new RoomDirectory(p.settings, p.config.rooms, 1000, now)
+  const rooms = new RoomDirectory(p.settings, p.config.rooms, 1000, now, p.queue)
   await rooms.start()
   const keys = await importSigningKeys(p.config.signingKeys ?? [await generateSigningJwk(`dev-${Date.now().toString(36)}`)])
   const admin = createAdminRoutes({

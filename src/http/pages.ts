@@ -67,7 +67,9 @@ export function queuePage(v: QueueView): string {
           ? 'We are busy right now'
           : v.state === 'paused'
             ? 'The line is paused'
-            : escapeHtml(v.title)
+            : v.state === 'recovering'
+              ? 'We are restoring the line'
+              : escapeHtml(v.title)
   const lead =
     v.state === 'closed'
       ? 'Nobody is being let in any more. Thank you for your patience.'
@@ -77,7 +79,9 @@ export function queuePage(v: QueueView): string {
           ? 'We are busy; you keep your place. This page tries again by itself.'
           : v.state === 'paused'
             ? 'Nobody is being let in for the moment. You keep your place in line.'
-            : escapeHtml(v.message)
+            : v.state === 'recovering'
+              ? 'Our waiting room had a hiccup. Everyone is being put back in the order they arrived, and nobody is let in until that is done (well under a minute). Keep this page open: you keep your place.'
+              : escapeHtml(v.message)
   const numbers =
     v.position === null
       ? ''

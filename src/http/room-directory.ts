@@ -3,21 +3,61 @@
 // change within about a second, and a slow or absent store never delays a visitor.
 // The configured rooms are the floor: a room the store lacks (never seeded, or flushed) is served
 // from the config and written back, so a protected path never falls open because Redis forgot.
+// The same reload watches each room (one store call a room): the sessions an admin ended since the
+// last look, so every edge refuses an ended admission within about a second without a store call per
+// request; the room's life in the store, so every edge notices within a second that the store forgot
+// (and re-registers the admissions from before); and the active count, for the store to reserve.
+
+import type { EdgeHint } from '../core/admission.js'
 import type { RoomSettings } from '../core/settings.js'
+import type { QueueStore } from '../ports/queue-store.js'
 import type { SettingsStore } from '../ports/settings-store.js'
+
+/** Ended sessions matter while a token issued before the end may still be valid: a session, and a minute. */
+const ENDED_GRACE_MS = 60_000
+
+interface Watched {
+  ended: Map<string, number>
+  since: number
+  life: { epoch: number; born: number } | undefined
+  active: number
+}
 
 export class RoomDirectory {
   private current: readonly RoomSettings[]
   private loadedAt = Number.NEGATIVE_INFINITY
   private loading: Promise<void> | undefined
+  /** Per room: visitor → when an admin ended their session (ms), how far that list was read, and the room's life. */
+  private readonly watched = new Map<string, Watched>()
 
   constructor(
     private readonly store: SettingsStore,
     private readonly seeds: readonly RoomSettings[],
     private readonly refreshMs = 1000,
     private readonly now: () => number = Date.now,
+    private readonly queue?: Pick<QueueStore, 'watch'>,
   ) {
     this.current = seeds
+  }
+
+  /**
+   * Whether an admission issued at `issuedAt` (ms) belongs to a session an admin has ended since: a
+   * token issued after the end is a new admission (the admin let the visitor in again).
+   */
+  sessionEnded(room: string, visitor: string, issuedAt: number): boolean {
+    const at = this.watched.get(room)?.ended.get(visitor)
+    return at !== undefined && issuedAt <= at
+  }
+
+  /** When the room's life in the store began (ms): admissions issued before it need re-registering. */
+  lifeBorn(room: string): number | undefined {
+    return this.watched.get(room)?.life?.born
+  }
+
+  /** What this edge tells the store with each poll: the life it saw, and the active count of that life. */
+  hint(room: string): EdgeHint {
+    const w = this.watched.get(room)
+    return w?.life ? { epoch: w.life.epoch, active: w.active } : { active: w?.active ?? 0 }
   }
 
   /** Loads once; call before serving. */
@@ -57,6 +97,34 @@ export class RoomDirectory {
     } catch {
       // Keep serving the last known settings while the store is away.
     }
+    await Promise.all(this.current.map((room) => this.reloadEnded(room)))
     this.loadedAt = this.now()
+  }
+
+  /** Watches a room: the sessions ended since the last look (forgetting those no token can outlive), its life, its active count. */
+  private async reloadEnded(room: RoomSettings): Promise<void> {
+    if (this.queue === undefined) return
+    let w = this.watched.get(room.id)
+    if (w === undefined) {
+      w = { ended: new Map(), since: Number.NEGATIVE_INFINITY, life: undefined, active: 0 }
+      this.watched.set(room.id, w)
+    }
+    try {
+      const seen = await this.queue.watch(room.id, w.since)
+      for (const e of seen.ended) {
+        w.ended.set(e.visitor, e.at)
+        if (e.at > w.since) w.since = e.at
+      }
+      // A store that forgot the room shows no life until its next poll: the edge keeps the life and the
+      // active count it saw, which that poll tells the store (hint), so that it can recover and reserve.
+      if (seen.life !== null) {
+        w.life = seen.life
+        w.active = seen.active
+      }
+    } catch {
+      // The store is away: keep what is known; admitted visitors keep working meanwhile.
+    }
+    const oldest = this.now() - room.sessionDurationSeconds * 1000 - ENDED_GRACE_MS
+    for (const [visitor, at] of w.ended) if (at < oldest) w.ended.delete(visitor)
   }
 }

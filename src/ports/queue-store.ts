@@ -1,5 +1,6 @@
 // The QueueStore port: the line, the active sessions and the admission rate of each room.
 // Redis and the in-process memory store implement it; test/contract/queue-store.ts holds them to it.
+import type { EdgeHint } from '../core/admission.js'
 import type { AdmissionLimits } from '../core/settings.js'
 
 export interface PollInput {
@@ -10,11 +11,14 @@ export interface PollInput {
   limits: AdmissionLimits
   /** Time in ms. Leave it out and the store uses its own authoritative clock (Redis TIME). */
   now?: number
+  /** What the polling edge knows of the room (its life, the active count it saw): lets the store tell that it forgot. */
+  hint?: EdgeHint
 }
 
 export type PollResult =
   | {
-      state: 'queued' | 'paused'
+      /** recovering: the store forgot the room and waits for everybody to be back before it admits anyone. */
+      state: 'queued' | 'paused' | 'recovering'
       /** Arrival in µs on the store's clock; unique within a room. */
       arrival: number
       /** 1-based place in line. */
@@ -63,6 +67,22 @@ export interface RoomStats {
   now: number
 }
 
+/** What every edge reads of a room once a second. */
+export interface RoomWatch {
+  /** Sessions ended since the time asked, oldest first. */
+  ended: EndedSession[]
+  /** The room's life in the store (its epoch and birth, ms); null before its first poll. */
+  life: { epoch: number; born: number } | null
+  /** Active sessions now. */
+  active: number
+}
+
+/** A session an admin ended: the visitor, and when (ms). */
+export interface EndedSession {
+  visitor: string
+  at: number
+}
+
 /** One point of the admin chart. */
 export interface RoomSample {
   t: number
@@ -82,6 +102,11 @@ export interface QueueStore {
   renew(input: RenewInput): Promise<RenewResult>
   /** Ends one visitor's session; their token is refused at its next renewal. Returns whether there was one. */
   endSession(room: string, visitor: string, now?: number): Promise<boolean>
+  /**
+   * Sessions an admin ended at or after `since` (ms), oldest first, at most `limit`: every edge reads
+   * them once a second, so an ended session stops everywhere without a store call per request.
+   */
+  watch(room: string, endedSince: number, limit?: number): Promise<RoomWatch>
   /** Lets a visitor whose session an admin ended back into the line (at the back); returns whether they were kept out. */
   allowAgain(room: string, visitor: string): Promise<boolean>
   /** Ends every session of a room; returns how many there were. */

@@ -269,8 +269,12 @@ export function queueStoreContract(name: string, makeHarness: () => Promise<Stor
         state: 'ended',
       })
       expect(await store.renew({ room, visitor: vid(0), sessionMs: l.sessionMs, now: later })).toBeUndefined()
+      // Every edge reads the ended sessions since its last look.
+      expect((await store.watch(room, T0)).ended).toEqual([{ visitor: vid(0), at: T0 + 1000 }])
+      expect((await store.watch(room, T0 + 1001)).ended).toEqual([])
       expect(await store.allowAgain(room, vid(0))).toBe(true)
       expect(await store.allowAgain(room, vid(0))).toBe(false)
+      expect((await store.watch(room, T0)).ended).toEqual([])
       // Let in again, H joins behind whoever is waiting now (the edge re-signs an ended visitor's token
       // with the time of that answer; the one from before the admission lapsed long ago).
       await store.poll({ room, visitor: vid(3), limits: { ...l, mode: 'paused' }, now: later + 1 })
@@ -282,6 +286,83 @@ export function queueStoreContract(name: string, makeHarness: () => Promise<Stor
         now: later + 2,
       })
       expect(again).toMatchObject({ state: 'paused', position: 2, waiting: 2 })
+    })
+
+    it('notices that it forgot: recovers before admitting anyone, in arrival order, and keeps the slots of sessions from before', async () => {
+      const h = await makeHarness()
+      const room = newRoom()
+      const l = limits({ totalActiveUsers: 1, refreshSeconds: 5, sessionMs: 120_000 })
+      // A is admitted; B then C wait. The edge's watch sees the life and one active session.
+      const a = await h.store.poll({ room, visitor: vid(0), limits: l, now: T0 })
+      expect(a).toMatchObject({ state: 'admitted' })
+      const b = await h.store.poll({ room, visitor: vid(1), limits: l, now: T0 + 10 })
+      const c = await h.store.poll({ room, visitor: vid(2), limits: l, now: T0 + 20 })
+      const seen = await h.store.watch(room, T0)
+      expect(seen).toMatchObject({ life: { born: T0 }, active: 1 })
+      const hint = { epoch: seen.life?.epoch as number, active: seen.active }
+      // A fresh room with no evidence of a past life does not wait.
+      expect((await h.store.watch(newRoom(), T0)).life).toBeNull()
+
+      await h.forget()
+      // C polls first, with their token: the store has no life for the room, so it forgot it.
+      const t1 = T0 + 30_000
+      expect(await h.store.poll({ room, visitor: vid(2), arrival: c.arrival, limits: l, now: t1, hint })).toMatchObject({
+        state: 'recovering',
+        position: 1,
+      })
+      expect((await h.store.watch(room, T0)).life?.born).toBe(t1)
+      // B comes back within the window and is ahead of C again; nobody is admitted meanwhile.
+      expect(await h.store.poll({ room, visitor: vid(1), arrival: b.arrival, limits: l, now: t1 + 4000, hint })).toMatchObject({
+        state: 'recovering',
+        position: 1,
+      })
+      const windowEnd = t1 + 2 * 5000 + 1000
+      expect(await h.store.poll({ room, visitor: vid(2), arrival: c.arrival, limits: l, now: windowEnd - 1, hint })).toMatchObject({
+        state: 'recovering',
+        position: 2,
+      })
+      // After the window, A's slot stays reserved (the cap is one): still nobody in.
+      expect(await h.store.poll({ room, visitor: vid(1), arrival: b.arrival, limits: l, now: windowEnd + 1, hint })).toMatchObject({
+        state: 'queued',
+        position: 1,
+      })
+      expect((await h.store.stats(room, windowEnd + 1)).active).toBe(0)
+      // A comes back (their edge re-registers the session): counted again, and the reservation is theirs.
+      expect(await h.store.renew({ room, visitor: vid(0), sessionMs: l.sessionMs, now: windowEnd + 2 })).toBeDefined()
+      expect(await h.store.poll({ room, visitor: vid(1), arrival: b.arrival, limits: l, now: windowEnd + 3, hint })).toMatchObject({
+        state: 'queued',
+        position: 1,
+      })
+      // A's session ends: B, the first in line, gets the slot; C is still behind.
+      await h.store.endSession(room, vid(0), windowEnd + 4)
+      expect(await h.store.poll({ room, visitor: vid(2), arrival: c.arrival, limits: l, now: windowEnd + 5, hint })).toMatchObject({
+        state: 'queued',
+        position: 1,
+      })
+      expect(await h.store.poll({ room, visitor: vid(1), arrival: b.arrival, limits: l, now: windowEnd + 6, hint })).toMatchObject({
+        state: 'admitted',
+      })
+    })
+
+    it('a reservation nobody comes back for lapses after a session length', async () => {
+      const h = await makeHarness()
+      const room = newRoom()
+      const l = limits({ totalActiveUsers: 1, refreshSeconds: 5, sessionMs: 60_000 })
+      await h.store.poll({ room, visitor: vid(0), limits: l, now: T0 })
+      const b = await h.store.poll({ room, visitor: vid(1), limits: l, now: T0 + 10 })
+      const seen = await h.store.watch(room, T0)
+      await h.forget()
+      const hint = { epoch: seen.life?.epoch as number, active: seen.active }
+      const t1 = T0 + 1000
+      expect(await h.store.poll({ room, visitor: vid(1), arrival: b.arrival, limits: l, now: t1, hint })).toMatchObject({
+        state: 'recovering',
+      })
+      expect(await h.store.poll({ room, visitor: vid(1), arrival: b.arrival, limits: l, now: t1 + 59_999, hint })).toMatchObject({
+        state: 'queued',
+      })
+      expect(await h.store.poll({ room, visitor: vid(1), arrival: b.arrival, limits: l, now: t1 + 60_000, hint })).toMatchObject({
+        state: 'admitted',
+      })
     })
 
     it('paused admits nobody and keeps the line; passthrough admits everyone', async () => {

@@ -1,8 +1,8 @@
 // QueueStore in process memory, for a single instance with no Redis: the admission rule of
 // core/admission.ts (pollRoom) on in-process sorted sets laid out as the Lua lays out Redis, so that
-// the contract suite and the differential test (test/differential.test.ts) hold it to poll-10.lua.
+// the contract suite and the differential test (test/differential.test.ts) hold it to poll-11.lua.
 
-import { ENDED_KEEP_MS, expire, pollRoom, type RoomState } from '../../core/admission.js'
+import { ENDED_KEEP_MS, expire, pollRoom, type RoomState, sessionReturned } from '../../core/admission.js'
 import {
   HISTORY_MS,
   type PollInput,
@@ -12,6 +12,7 @@ import {
   type RenewResult,
   type RoomSample,
   type RoomStats,
+  type RoomWatch,
 } from '../../ports/queue-store.js'
 import { OrderedSet } from './ordered-set.js'
 
@@ -38,6 +39,7 @@ export class MemoryQueueStore implements QueueStore {
         used: new OrderedSet(),
         ended: new OrderedSet(),
         tatUs: undefined,
+        life: undefined,
         seenBuckets,
         seen(bucket) {
           let seen = seenBuckets.get(bucket)
@@ -61,7 +63,14 @@ export class MemoryQueueStore implements QueueStore {
   async poll(input: PollInput): Promise<PollResult> {
     const now = input.now ?? this.clock()
     // Arrivals are in µs and unique per room, so two visitors never tie.
-    const [answer] = pollRoom(this.room(input.room), [{ visitor: input.visitor, arrival: input.arrival }], input.limits, now, now * 1000)
+    const [answer] = pollRoom(
+      this.room(input.room),
+      [{ visitor: input.visitor, arrival: input.arrival }],
+      input.limits,
+      now,
+      now * 1000,
+      input.hint,
+    )
     return answer as PollResult
   }
 
@@ -73,6 +82,8 @@ export class MemoryQueueStore implements QueueStore {
       r.active.remove(input.visitor)
       return undefined
     }
+    // A session the store does not know came from before a loss: restored, it takes back its reserved slot.
+    if (r.active.score(input.visitor) === undefined) sessionReturned(r, now)
     const sessionExpires = now + input.sessionMs
     r.active.add(input.visitor, sessionExpires)
     return { sessionExpires, now }
@@ -82,6 +93,16 @@ export class MemoryQueueStore implements QueueStore {
     const r = this.room(room)
     r.ended.add(visitor, at ?? this.clock())
     return r.active.remove(visitor)
+  }
+
+  async watch(room: string, endedSince: number, limit = 10_000): Promise<RoomWatch> {
+    const r = this.room(room)
+    const ended = r.ended
+      .first(r.ended.size)
+      .map((visitor) => ({ visitor, at: r.ended.score(visitor) as number }))
+      .filter((e) => e.at >= endedSince)
+      .slice(0, limit)
+    return { ended, life: r.life ? { epoch: r.life.epoch, born: r.life.born } : null, active: r.active.size }
   }
 
   async allowAgain(room: string, visitor: string): Promise<boolean> {

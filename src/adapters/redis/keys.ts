@@ -15,6 +15,7 @@ export function roomKeys(room: string) {
     lastArrival: `${p}:last`,
     used: `${p}:used`,
     tat: `${p}:tat`,
+    life: `${p}:life`,
     history: `${p}:hist`,
   }
 }

@@ -1,6 +1,7 @@
 // QueueStore on Redis: every operation is one EVALSHA of a script in ./lua.
 import type { Cluster, Redis } from 'ioredis'
 import {
+  type EndedSession,
   HISTORY_MS,
   type PollInput,
   type PollResult,
@@ -9,12 +10,13 @@ import {
   type RenewResult,
   type RoomSample,
   type RoomStats,
+  type RoomWatch,
 } from '../../ports/queue-store.js'
 import { roomKeys } from './keys.js'
 import { runScript, type Scripts } from './scripts.js'
-import { storeCall } from './store-call.js'
+import { replies, storeCall } from './store-call.js'
 
-const STATES = { 1: 'queued', 2: 'admitted', 3: 'paused', 4: 'ended' } as const
+const STATES = { 1: 'queued', 2: 'admitted', 3: 'paused', 4: 'ended', 5: 'recovering' } as const
 /** Most polls in one EVALSHA; a larger burst goes out as several. */
 const MAX_BATCH = 200
 
@@ -28,6 +30,7 @@ interface PendingPoll {
 interface Batch {
   input: PollInput
   limits: string
+  hint: string
   polls: PendingPoll[]
 }
 
@@ -50,10 +53,11 @@ export class RedisQueueStore implements QueueStore {
   poll(input: PollInput): Promise<PollResult> {
     // The limits go to Lua as JSON by name (lib/limits.lua); polls with the same limits share a call.
     const limits = JSON.stringify(input.limits)
-    const key = `${input.room}|${limits}|${input.now ?? ''}`
+    const hint = JSON.stringify(input.hint ?? { active: 0 })
+    const key = `${input.room}|${limits}|${hint}|${input.now ?? ''}`
     let batch = this.batches.get(key)
     if (batch === undefined || batch.polls.length >= MAX_BATCH) {
-      batch = { input, limits, polls: [] }
+      batch = { input, limits, hint, polls: [] }
       this.batches.set(key, batch)
       const flushing = batch
       nextTurn(() => {
@@ -67,7 +71,7 @@ export class RedisQueueStore implements QueueStore {
   private async send(batch: Batch): Promise<void> {
     const { input, polls } = batch
     const k = roomKeys(input.room)
-    const args: (string | number)[] = [input.now ?? '', batch.limits]
+    const args: (string | number)[] = [input.now ?? '', batch.limits, batch.hint]
     for (const p of polls) args.push(p.visitor, p.arrival ?? '')
     let reply: number[]
     try {
@@ -75,7 +79,7 @@ export class RedisQueueStore implements QueueStore {
         runScript(
           this.redis,
           this.scripts.poll,
-          [k.line, k.sweep, k.active, k.admissions, k.stats, k.lastArrival, k.seenPrefix, k.used, k.ended, k.tat],
+          [k.line, k.sweep, k.active, k.admissions, k.stats, k.lastArrival, k.seenPrefix, k.used, k.ended, k.tat, k.life],
           args,
         ),
       )) as number[]
@@ -86,7 +90,7 @@ export class RedisQueueStore implements QueueStore {
     }
     polls.forEach((p, i) => {
       const at = i * 7
-      const code = reply[at] as 1 | 2 | 3 | 4
+      const code = reply[at] as 1 | 2 | 3 | 4 | 5
       const arrival = reply[at + 1] as number
       const admittedLastMinute = reply[at + 4] as number
       const now = reply[at + 5] as number
@@ -102,7 +106,7 @@ export class RedisQueueStore implements QueueStore {
       runScript(
         this.redis,
         this.scripts.renew,
-        [roomKeys(input.room).active, roomKeys(input.room).ended],
+        [roomKeys(input.room).active, roomKeys(input.room).ended, roomKeys(input.room).life],
         [input.visitor, input.now ?? '', input.sessionMs],
       ),
     )) as number[]
@@ -129,6 +133,26 @@ export class RedisQueueStore implements QueueStore {
       number,
     ]
     return { waiting, active, admittedLastMinute, abandoned, abandonedLastMinute, now: at }
+  }
+
+  async watch(room: string, endedSince: number, limit = 10_000): Promise<RoomWatch> {
+    const k = roomKeys(room)
+    // One round trip: the room's keys share a hash tag, so a pipeline stays on one node of a Cluster.
+    const [flat, life, active] = await storeCall(async () =>
+      replies(
+        await this.redis
+          .pipeline()
+          .zrangebyscore(k.ended, endedSince, '+inf', 'WITHSCORES', 'LIMIT', 0, limit)
+          .hmget(k.life, 'epoch', 'born')
+          .zcard(k.active)
+          .exec(),
+      ),
+    )
+    const pairs = flat as string[]
+    const ended: EndedSession[] = []
+    for (let i = 0; i < pairs.length; i += 2) ended.push({ visitor: pairs[i] as string, at: Number(pairs[i + 1]) })
+    const [epoch, born] = life as (string | null)[]
+    return { ended, life: epoch && born ? { epoch: Number(epoch), born: Number(born) } : null, active: active as number }
   }
 
   async allowAgain(room: string, visitor: string): Promise<boolean> {

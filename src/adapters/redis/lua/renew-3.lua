@@ -1,9 +1,10 @@
--- renew-2.lua: extends an admitted visitor's session. The edge calls it only for a visitor whose
+-- renew-3.lua: extends an admitted visitor's session. The edge calls it only for a visitor whose
 -- admission token is valid, so a session the store does not know was forgotten (flush, failover),
 -- not expired: it is restored. A session an admin ended is refused.
 -- Input:
 --   KEYS[1] act    zset  visitor -> session expiry ms
 --   KEYS[2] ended  zset  visitor -> when an admin ended their session, ms (kept ENDED_KEEP_MS)
+--   KEYS[3] life   hash  the room's life (poll-11.lua): a restored session takes back its reserved slot
 --   ARGV[1] visitor id
 --   ARGV[2] now ms, or "" to use Redis TIME
 --   ARGV[3] session duration ms
@@ -17,6 +18,11 @@ redis.call('ZREMRANGEBYSCORE', ended, '-inf', now - ENDED_KEEP_MS)
 if redis.call('ZSCORE', ended, visitor) then
   redis.call('ZREM', act, visitor)
   return { 0, now }
+end
+-- A session the store does not know came from before a loss (sessionReturned in core/admission.ts).
+if not redis.call('ZSCORE', act, visitor) then
+  local life = redis.call('HMGET', KEYS[3], 'reserved', 'reservedUntil')
+  if tonumber(life[1] or '0') > 0 and now < tonumber(life[2] or '0') then redis.call('HINCRBY', KEYS[3], 'reserved', -1) end
 end
 local renewed = now + sessionMs
 redis.call('ZADD', act, renewed, visitor)

@@ -1,4 +1,4 @@
--- poll-10.lua: the polls of one or more visitors of a room, in one call: the Redis implementation of
+-- poll-11.lua: the polls of one or more visitors of a room, in one call: the Redis implementation of
 -- the admission rule in src/core/admission.ts (pollRoom, grantBudget), step for step and in the same
 -- order. Change both together; test/differential.test.ts compares them on random sequences.
 -- Each visitor joins or keeps their place; visitors who stopped polling leave; ended sessions free
@@ -24,13 +24,16 @@
 --                         token's arrival no longer restores it)
 --   KEYS[9] ended zset    visitor -> when an admin ended their session, ms (no place for them)
 --   KEYS[10] tat  string  when the next admission is due, µs (the pace: GCRA)
+--   KEYS[11] life hash    epoch, born, recoverUntil, reserved, reservedUntil: the room's life in this
+--                         store, a marker that only a loss removes (beginLife in core/admission.ts)
 --   ARGV[1] now ms, or "" to use Redis TIME                   (tests drive time; production doesn't)
 --   ARGV[2] the room's admission limits, JSON by name (lib/limits.lua): mode (fifo | paused |
 --           passthrough), totalActiveUsers, newUsersPerMinute, abandonAfterMs, sessionMs
---   ARGV[3], ARGV[4], ...  pairs of: visitor id, arrival µs from a verified queue token or ""
+--   ARGV[3] what the polling edge knows, JSON: {"epoch": the life it saw or absent, "active": n}
+--   ARGV[4], ARGV[5], ...  pairs of: visitor id, arrival µs from a verified queue token or ""
 --                          (the arrival restores a place Redis forgot)
 -- Output: 7 numbers per visitor, in input order:
---   state (1 queued, 2 admitted, 3 paused, 4 ended), arrival µs, position, waiting,
+--   state (1 queued, 2 admitted, 3 paused, 4 ended, 5 recovering), arrival µs, position, waiting,
 --   admitted in the last 60 s, now ms, session expiry ms (0 unless admitted)
 
 -- #include lib/clock.lua
@@ -38,7 +41,7 @@
 -- #include lib/rule.lua
 
 local q, sweep, act, adm, stat, last, seenPrefix = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
-local used, ended, tat = KEYS[8], KEYS[9], KEYS[10]
+local used, ended, tat, lifeKey = KEYS[8], KEYS[9], KEYS[10], KEYS[11]
 local limits = decodeLimits(ARGV[2])
 local mode = limits.mode
 local cap = limits.totalActiveUsers
@@ -46,7 +49,26 @@ local perMinute = limits.newUsersPerMinute
 local abandonMs = limits.abandonAfterMs
 local sessionMs = limits.sessionMs
 local now, nowUs = clockNow(ARGV[1])
-local FIRST_POLL = 3 -- ARGV index of the first visitor
+local hint = cjson.decode(ARGV[3])
+local FIRST_POLL = 4 -- ARGV index of the first visitor
+local count = (#ARGV - FIRST_POLL + 1) / 2
+
+-- Before anything: the room's life. None although a visitor brings a token or the edge saw one:
+-- the store forgot the room, and the new life recovers (no admissions for two refreshes and a second)
+-- while the slots of the sessions the edge saw active stay reserved for a session length.
+local life = redis.call('HMGET', lifeKey, 'recoverUntil', 'reserved', 'reservedUntil')
+if not life[1] then
+  local forgotten = hint.epoch ~= nil
+  for i = 1, count do
+    if ARGV[FIRST_POLL + 2 * (i - 1) + 1] ~= '' then forgotten = true end
+  end
+  life = { 0, 0, 0 }
+  if forgotten then life = { now + 2 * limits.refreshSeconds * 1000 + 1000, hint.active, now + sessionMs } end
+  redis.call('HSET', lifeKey, 'epoch', nowUs, 'born', now, 'recoverUntil', life[1], 'reserved', life[2], 'reservedUntil', life[3])
+end
+local recovering = now < tonumber(life[1])
+local reserved = 0
+if now < tonumber(life[3]) then reserved = tonumber(life[2]) end
 
 
 local function bucketOf(visitor)
@@ -77,7 +99,6 @@ redis.call('ZREMRANGEBYSCORE', adm, '-inf', now - 60000)
 redis.call('ZREMRANGEBYSCORE', used, '-inf', now)
 redis.call('ZREMRANGEBYSCORE', ended, '-inf', now - ENDED_KEEP_MS)
 
-local count = (#ARGV - FIRST_POLL + 1) / 2
 local visitors, arrivals, expiries, endedFor = {}, {}, {}, {}
 local admittedNow = 0
 
@@ -170,14 +191,14 @@ end
 -- 3. Admit from the head of the line: as many as free slots, the pace and the per-second cap allow
 -- (dueAdmissions, perSecondCap and grantBudget in core/admission.ts).
 local granted = {}
-if mode == 'fifo' then
+if mode == 'fifo' and not recovering then
   local interval = math.floor(60000000 / perMinute)
   local tatUs = tonumber(redis.call('GET', tat) or '')
   local fromUs = math.max(tatUs or (nowUs - CATCH_UP_US), nowUs - CATCH_UP_US)
   local due = 0
   if fromUs <= nowUs then due = 1 + math.floor((nowUs - fromUs) / interval) end
   local perSecondRoom = math.floor(perMinute / 60) + 1 - redis.call('ZCOUNT', adm, now - 1000 + 1, '+inf')
-  local budget = math.min(cap - redis.call('ZCARD', act), due, perSecondRoom, MAX_STEP)
+  local budget = math.min(cap - reserved - redis.call('ZCARD', act), due, perSecondRoom, MAX_STEP)
   local heads = {}
   if budget > 0 then
     heads = redis.call('ZRANGE', q, 0, budget - 1)
@@ -220,7 +241,7 @@ if admittedNow > 0 then redis.call('HINCRBY', stat, 'admitted', admittedNow) end
 local inMinute = redis.call('ZCARD', adm)
 local waiting = redis.call('ZCARD', q)
 local state = 1
-if mode ~= 'fifo' then state = 3 end
+if mode ~= 'fifo' then state = 3 elseif recovering then state = 5 end
 local out = {}
 for i = 1, count do
   local v = visitors[i]
