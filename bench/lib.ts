@@ -1,4 +1,4 @@
-// Bench plumbing shared by the measurements (bench/measure/): settings, formats and percentiles, the
+// Bench plumbing shared by the measurements (bench/measure/): settings and formats, the
 // table row, child servers started and stopped by pid, autocannon load runs with exact latency
 // percentiles, and Redis command counting from INFO commandstats and MONITOR.
 import { type ChildProcess, spawn } from 'node:child_process'
@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 import type { Redis } from 'ioredis'
+import { percentile } from '../scripts/lib/stats.js'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
@@ -28,16 +29,6 @@ export function log(message: string): void {
 export const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US')
 export const fmtRps = (n: number) => `${fmtInt(n)} req/s`
 export const fmtMs = (n: number, digits = 2) => `${n.toFixed(digits)} ms`
-
-/** The p-th percentile (nearest rank) of the values, in any order; NaN when there are none. */
-export function percentile(values: ArrayLike<number>, p: number): number {
-  if (values.length === 0) return Number.NaN
-  const sorted = Float64Array.from(values).sort()
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))
-  return sorted[i] as number
-}
-
-export const median = (values: ArrayLike<number>) => percentile(values, 50)
 
 /** What a measurement gives `npm run bench`: its rows of the table, notes, warnings and part of results.json. */
 export interface Measured {

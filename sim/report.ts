@@ -1,8 +1,10 @@
 // The HTML report of a simulated sale: summary, scaling, verdicts, prediction against the run, and
 // charts drawn as inline SVG (no external libraries, no network).
+
+import { percentile } from '../scripts/lib/stats.js'
 import type { Prediction } from './predict.js'
 import type { SimResult } from './simulate.js'
-import { percentile, waits } from './verdicts.js'
+import { waits } from './verdicts.js'
 
 interface Series {
   name: string

@@ -7,6 +7,7 @@
 // to lie in (lastQueuedSent, admittedReceived]: after the last poll that still answered "queued" was
 // sent, and before the poll that answered "admitted" came back. The verdicts use these intervals so that
 // they never report a violation the edge did not commit (they count what is certain).
+import { percentile } from '../scripts/lib/stats.js'
 
 export interface VisitorRecord {
   id: number
@@ -280,12 +281,6 @@ export function bookingVerdicts(visitors: VisitorRecord[], b: BookingOutcome): V
       detail: `Seats ticketed twice (visitor answers and seat map) plus a broken invariant (sold ${b.sold} = tickets ${b.tickets} = paid ${b.paid}).`,
     },
   ]
-}
-
-export function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))
-  return sorted[i]!
 }
 
 /** Waits in simulated seconds (real ms times the scale / 1000), from first request to seeing "admitted". */

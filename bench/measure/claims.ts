@@ -12,12 +12,13 @@
 // Environment (optional): BENCH_BOOKING_WARMUP_SECONDS (1).
 import { readdirSync, readFileSync } from 'node:fs'
 import { cpus } from 'node:os'
+import { percentile } from '../../scripts/lib/stats.js'
 import type { Db } from '../../src/adapters/postgres/db.js'
 import { PostgresSeatStore } from '../../src/adapters/postgres/seat-store.js'
 import { seedEvent } from '../../src/adapters/postgres/seed.js'
 import { isAnteroomError } from '../../src/core/errors.js'
 import type { EventInfo } from '../../src/ports/seat-store.js'
-import { fmtInt, fmtMs, log, type Measured, percentile, SETTINGS } from '../lib.js'
+import { fmtInt, fmtMs, log, type Measured, SETTINGS } from '../lib.js'
 import {
   type BookingDatabase,
   bump,

@@ -9,13 +9,14 @@
 // exit 1, as non-2xx responses in the other measurements do.
 // Environment (optional): BENCH_BOOKING_ROUNDS (3).
 import { createLocalJWKSet } from 'jose'
+import { median, percentile } from '../../scripts/lib/stats.js'
 import { TestPaymentProvider } from '../../src/adapters/payments/test-provider.js'
 import type { Db } from '../../src/adapters/postgres/db.js'
 import { PostgresSeatStore } from '../../src/adapters/postgres/seat-store.js'
 import { seedEvent } from '../../src/adapters/postgres/seed.js'
 import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../../src/core/admission-token.js'
 import { createOriginApp } from '../../src/origin/app.js'
-import { fmtMs, log, type Measured, median, percentile, sleep } from '../lib.js'
+import { fmtMs, log, type Measured, sleep } from '../lib.js'
 import {
   type BookingDatabase,
   bump,

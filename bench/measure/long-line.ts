@@ -4,7 +4,7 @@
 //   Target: with 1,000,000 waiting, at least 0.85 of the throughput, and a p99 latency at most 1.2 times.
 import { roomKeys } from '../../src/adapters/redis/keys.js'
 import { ACCEPT_JSON, type EdgeBench, expectQueued, startEdge } from '../edge.js'
-import { type Aggregate, compare, fmtMs, fmtRps, log, type Row, ratioRow, type Target } from '../lib.js'
+import { type Aggregate, compare, fmtInt, fmtMs, fmtRps, log, type Row, ratioRow, type Target } from '../lib.js'
 import { DAY_MS, fillLine, holdTheSlot, QUEUE_ROOM } from '../line.js'
 
 const THROUGHPUT_TARGET = { op: '>=', value: 0.85 } as const
@@ -28,9 +28,7 @@ export async function measureLongLine(b: EdgeBench): Promise<LongLine> {
   const edge = await startEdge(b, 'edge (long and short line)', [SMALL_ROOM, BIG_ROOM])
   try {
     for (const room of [SMALL_ROOM, BIG_ROOM]) await holdTheSlot(b.redis, room.id)
-    log(
-      `filling ${SMALL_ROOM.id} with ${SMALL_LINE.toLocaleString('en-US')} and ${BIG_ROOM.id} with ${BIG_LINE.toLocaleString('en-US')} visitors`,
-    )
+    log(`filling ${SMALL_ROOM.id} with ${fmtInt(SMALL_LINE)} and ${BIG_ROOM.id} with ${fmtInt(BIG_LINE)} visitors`)
     const fillStarted = Date.now()
     const far = Date.now() + 30 * DAY_MS
     const smallCookies = await fillLine(b.redis, SMALL_ROOM, SMALL_LINE, SMALL_LINE, far)
@@ -40,14 +38,14 @@ export async function measureLongLine(b: EdgeBench): Promise<LongLine> {
     await expectQueued(`${edge.url}/m1`, bigCookies[0] as string, BIG_LINE)
     const pids = { edge: edge.pid, redis: b.redisServer.pid }
     const small: Target = {
-      name: `edge poll, ${SMALL_LINE.toLocaleString('en-US')} waiting`,
+      name: `edge poll, ${fmtInt(SMALL_LINE)} waiting`,
       url: `${edge.url}/k1`,
       headers: { accept: ACCEPT_JSON },
       cookies: smallCookies,
       pids,
     }
     const big: Target = {
-      name: `edge poll, ${BIG_LINE.toLocaleString('en-US')} waiting`,
+      name: `edge poll, ${fmtInt(BIG_LINE)} waiting`,
       url: `${edge.url}/m1`,
       headers: { accept: ACCEPT_JSON },
       cookies: bigCookies,

@@ -9,6 +9,7 @@ import { ACCEPT_HTML, ACCEPT_JSON, type EdgeBench, expectQueued, get, startEdge,
 import {
   type Aggregate,
   compare,
+  fmtInt,
   fmtRps,
   log,
   type MonitorSample,
@@ -54,7 +55,7 @@ export async function measureQueuedPoll(b: EdgeBench): Promise<QueuedPoll> {
     const pids = { edge: edge.pid, redis: b.redisServer.pid }
     const pollJson: Target = { name: 'edge poll (JSON)', url: `${edge.url}/`, headers: { accept: ACCEPT_JSON }, cookies, pids }
     // Join pass: every visitor once, so the measured requests are polls of visitors already in line.
-    log(`join pass: ${VISITORS.toLocaleString('en-US')} visitors join through the edge`)
+    log(`join pass: ${fmtInt(VISITORS)} visitors join through the edge`)
     const join = await runLoad(pollJson, { amount: VISITORS })
     const inLine = async () => b.redis.zcard(roomKeys(QUEUE_ROOM.id).line)
     if ((await inLine()) !== VISITORS) throw new Error(`after the join pass ${await inLine()} visitors are in line, expected ${VISITORS}`)

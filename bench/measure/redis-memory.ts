@@ -19,7 +19,7 @@ const BATCH = 1000
 
 export async function measureRedisMemory(b: Pick<EdgeBench, 'redis' | 'redisServer'>): Promise<Measured> {
   const redis = b.redis
-  log(`memory: ${VISITORS.toLocaleString('en-US')} visitors join through the poll script`)
+  log(`memory: ${fmtInt(VISITORS)} visitors join through the poll script`)
   await redis.flushall()
   const room = parseRoomSettings({ ...QUEUE_ROOM, id: 'mem' })
   const limits = admissionLimits(room)
