@@ -1,5 +1,7 @@
 // Admissions at the edge: checking a visitor's admission cookie (no store call, except a renewal
-// once half the session has gone), and signing an admission into its token and cookie.
+// once half the session has gone, or once after the store forgot the room), and signing an admission
+// into its token and cookie. An admin's "end session" reaches every edge within a second through the
+// room directory's watch, so an ended admission stops without a store call.
 import type { AdmissionClaims } from '../core/admission-token.js'
 import { isAnteroomError } from '../core/errors.js'
 import type { RoomSettings } from '../core/settings.js'
@@ -11,6 +13,13 @@ import type { Incoming } from './request.js'
 export interface Admitted {
   token: string
   cookies: string[]
+}
+
+/** What a visitor's admission cookie says: admitted; a session an admin ended (the visitor's id); or nothing valid. */
+export type AdmissionCheck = Admitted | { ended: string } | undefined
+
+export function isAdmitted(check: AdmissionCheck): check is Admitted {
+  return check !== undefined && 'token' in check
 }
 
 export async function signAdmission(
@@ -26,14 +35,25 @@ export async function signAdmission(
 }
 
 /** The visitor's admission to this room, if their cookie holds a valid one (verified once, then cached). */
-export async function checkAdmission(edge: EdgeContext, room: RoomSettings, req: Incoming): Promise<Admitted | undefined> {
+export async function checkAdmission(edge: EdgeContext, room: RoomSettings, req: Incoming): Promise<AdmissionCheck> {
   const now = edge.now()
   const token = readCookie(req.cookie, admissionCookieName(room.id))
   const claims = await edge.deps.admissionTokens.verify(token, room.id, now)
   if (claims === undefined || token === undefined) return undefined
+  if (edge.deps.rooms.sessionEnded(room.id, claims.sub, claims.iat * 1000)) {
+    edge.log('session_ended', { room: room.id })
+    return { ended: claims.sub }
+  }
   // An open admission is never renewed: once it lapses, the visitor's queue token takes them back in line.
-  if (claims.open || now / 1000 < claims.iat + (claims.exp - claims.iat) / 2) return { token, cookies: [] }
-  return renewAdmission(edge, room, req, claims, token)
+  if (claims.open) return { token, cookies: [] }
+  // Issued before the store's current life of the room began: the store forgot this session; one
+  // renewal re-registers it (and takes back the slot the store reserved for it).
+  const born = edge.deps.rooms.lifeBorn(room.id)
+  const fromBefore = born !== undefined && claims.iat * 1000 < born && !edge.reregistered.has(claims.jti)
+  if (!fromBefore && now / 1000 < claims.iat + (claims.exp - claims.iat) / 2) return { token, cookies: [] }
+  const renewed = await renewAdmission(edge, room, req, claims, token)
+  if (fromBefore && isAdmitted(renewed)) edge.reregister(claims.jti)
+  return renewed
 }
 
 /** Half the session has gone: one store call extends it. Undefined when an admin ended the session. */
@@ -43,7 +63,7 @@ async function renewAdmission(
   req: Incoming,
   claims: AdmissionClaims,
   token: string,
-): Promise<Admitted | undefined> {
+): Promise<AdmissionCheck> {
   try {
     const renewed = await edge.deps.queue.renew({
       room: room.id,
@@ -53,7 +73,7 @@ async function renewAdmission(
     })
     if (renewed === undefined) {
       edge.log('session_ended', { room: room.id })
-      return undefined
+      return { ended: claims.sub }
     }
     const next = await signAdmission(edge, room, { ...claims, exp: Math.floor(renewed.sessionExpires / 1000) }, renewed.now, req.secure)
     return { token: next.token, cookies: [next.cookie] }

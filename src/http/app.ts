@@ -9,7 +9,7 @@ import { isReserved } from '../core/path.js'
 import { hostServed, matchRoom } from '../core/rooms.js'
 import { ROOM_ID } from '../core/settings.js'
 import { admittedStatus } from '../core/visit.js'
-import { checkAdmission } from './admission.js'
+import { checkAdmission, isAdmitted } from './admission.js'
 import { type EdgeContext, type EdgeDeps, edgeContext } from './edge-context.js'
 import { forward } from './proxy.js'
 import { readIncoming, wantsJson } from './request.js'
@@ -53,8 +53,9 @@ async function serveStatus(edge: EdgeContext, c: Context): Promise<Response> {
   if (room === undefined) throw new AnteroomError('ERR_NOT_FOUND', 'No such room', { field: 'room' })
   const req = readIncoming(c, edge.deps)
   c.header('cache-control', NO_STORE)
-  if (await checkAdmission(edge, room, req)) return c.json(admittedStatus(room))
-  const answer = await visit(edge, room, req)
+  const check = await checkAdmission(edge, room, req)
+  if (isAdmitted(check)) return c.json(admittedStatus(room))
+  const answer = await visit(edge, room, req, check?.ended)
   if (answer.kind === 'wait') return waitResponse(edge, req, room, answer, true)
   if (answer.kind === 'admit') {
     for (const cookie of answer.cookies) c.header('set-cookie', cookie, { append: true })
@@ -75,9 +76,9 @@ async function serveVisitor(edge: EdgeContext, c: Context): Promise<Response> {
   if (!hostServed(rooms, req.host)) throw new AnteroomError('ERR_HOST_NOT_SERVED', 'This site is not served here')
   const room = matchRoom(rooms, req.host, req.pathKey)
   if (room === undefined) return forward(edge, c, req, undefined, undefined)
-  const admitted = await checkAdmission(edge, room, req)
-  if (admitted) return forward(edge, c, req, room, admitted)
-  const answer = await visit(edge, room, req)
+  const check = await checkAdmission(edge, room, req)
+  if (isAdmitted(check)) return forward(edge, c, req, room, check)
+  const answer = await visit(edge, room, req, check?.ended)
   if (answer.kind === 'wait') return waitResponse(edge, req, room, answer, wantsJson(c))
   if (answer.kind === 'admit' && wantsJson(c)) return admittedJson(answer.status, answer.cookies)
   return forward(edge, c, req, room, answer)

@@ -43,6 +43,9 @@ export interface EdgeContext {
   maxBodyBytes: number
   /** The queue page script's hash, for its Content-Security-Policy. */
   scriptHash: Promise<string>
+  /** Sessions from before the store forgot a room that this edge has re-registered (by jti). */
+  reregistered: ReadonlySet<string>
+  reregister(jti: string): void
 }
 
 async function sha256Base64(text: string): Promise<string> {
@@ -52,8 +55,17 @@ async function sha256Base64(text: string): Promise<string> {
   return btoa(s)
 }
 
+/** How many re-registered sessions an edge remembers; past that it starts again (a session re-registers at most twice). */
+const REREGISTERED_MAX = 200_000
+
 export function edgeContext(deps: EdgeDeps): EdgeContext {
+  const reregistered = new Set<string>()
   return {
+    reregistered,
+    reregister(jti) {
+      if (reregistered.size >= REREGISTERED_MAX) reregistered.clear()
+      reregistered.add(jti)
+    },
     deps,
     now: () => deps.clock?.now() ?? Date.now(),
     storeNow: () => deps.clock?.now(),

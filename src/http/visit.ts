@@ -15,10 +15,11 @@ export type Answer =
   | { kind: 'admit'; status: VisitorStatus; token: string; cookies: string[] }
   | { kind: 'open'; status: VisitorStatus; token: string; cookies: string[] }
 
-export async function visit(edge: EdgeContext, room: RoomSettings, req: Incoming): Promise<Answer> {
+/** @param endedVisitor the visitor of an admission whose session an admin ended: they stay who they are (and out). */
+export async function visit(edge: EdgeContext, room: RoomSettings, req: Incoming, endedVisitor?: string): Promise<Answer> {
   const now = edge.now()
   const ticket = await edge.deps.queueTokens.verify(readCookie(req.cookie, queueCookieName(room.id)), room.id, now)
-  const visitor = ticket?.visitor ?? newVisitorId()
+  const visitor = endedVisitor ?? ticket?.visitor ?? newVisitorId()
   const outcome: PollOutcome = asksStore(room) ? await pollStore(edge, room, visitor, ticket?.arrival) : { kind: 'not-asked' }
   return carryOut(edge, room, req, visitor, decideVisit(room, outcome, ticket?.arrival, now))
 }
@@ -26,7 +27,14 @@ export async function visit(edge: EdgeContext, room: RoomSettings, req: Incoming
 /** One store call: the visitor's place or turn; a store that does not answer is an outcome too. */
 async function pollStore(edge: EdgeContext, room: RoomSettings, visitor: string, arrival: number | undefined): Promise<PollOutcome> {
   try {
-    const result = await edge.deps.queue.poll({ room: room.id, visitor, arrival, limits: admissionLimits(room), now: edge.storeNow() })
+    const result = await edge.deps.queue.poll({
+      room: room.id,
+      visitor,
+      arrival,
+      limits: admissionLimits(room),
+      now: edge.storeNow(),
+      hint: edge.deps.rooms.hint(room.id),
+    })
     return { kind: 'polled', result }
   } catch (err) {
     if (!isAnteroomError(err, 'ERR_STORE_UNAVAILABLE')) throw err

@@ -193,15 +193,34 @@ export function edgeHttpContract(runtime: EdgeRuntime): void {
       expect(((await res.json()) as Echo).headers['anteroom-admission']).toBeTruthy()
     })
 
-    it('a session that was ended sends the visitor back to the line at the next renewal', async () => {
+    it('a session that was ended gets no place in line; its old queue cookie cannot bring it back ahead of others', async () => {
       const { app, clock, queue } = await edgeWith([room({ sessionDurationSeconds: 100, totalActiveUsers: 1 })])
       const v = new Visitor()
       await v.request(app, '/tickets')
+      // The queue cookie from before the admission, which a client may keep although the edge drops it.
+      const before = new Visitor()
+      await before.request(app, '/tickets') // queued behind v
+      const oldQueueCookie = before.cookies.get('anteroom_q_sale') as string
       const claims = JSON.parse(Buffer.from((v.cookies.get('anteroom_a_sale') as string).split('.')[1] as string, 'base64url').toString())
+      const l1 = new Visitor()
+      expect(await l1.status(app, 'sale')).toMatchObject({ state: 'queued', position: 2 })
       await queue.endSession('sale', claims.sub, clock.now())
-      await new Visitor().status(app, 'sale') // takes the freed slot
+      // The freed slot goes to the first in line, not to the ended visitor.
+      expect(await before.status(app, 'sale')).toMatchObject({ state: 'admitted' })
       await clock.advance(51_000)
-      expect(await v.status(app, 'sale')).toMatchObject({ state: 'queued', position: 1 })
+      expect(await v.status(app, 'sale')).toMatchObject({ state: 'ended', position: null })
+      const page = await v.request(app, '/tickets')
+      expect(page.status).toBe(200)
+      expect(await page.text()).toContain('Your session was ended')
+      expect(await l1.status(app, 'sale')).toMatchObject({ state: 'queued', position: 1 })
+      // The admitted visitor of the freed slot keeps the queue cookie from before: after their session
+      // is ended too, it brings them no place either.
+      const keeper = new Visitor()
+      keeper.cookies.set('anteroom_q_sale', oldQueueCookie)
+      const keeperId = oldQueueCookie.split('.')[2] as string
+      await queue.endSession('sale', keeperId, clock.now())
+      expect(await keeper.status(app, 'sale')).toMatchObject({ state: 'ended' })
+      expect(await l1.status(app, 'sale')).toMatchObject({ state: 'admitted' })
     })
 
     it('a forged or foreign admission cookie gets a place in line, not the origin', async () => {
