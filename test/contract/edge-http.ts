@@ -4,6 +4,7 @@
 // verify through the JWKS, proxying, bad input, and what happens when Redis goes away.
 // Time is the runtime's manual clock; nothing sleeps except while waiting for a real Redis restart.
 import { createHash } from 'node:crypto'
+import { Redis } from 'ioredis'
 import { createLocalJWKSet, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateSigningJwk } from '../../src/core/admission-token.js'
@@ -221,6 +222,34 @@ export function edgeHttpContract(runtime: EdgeRuntime): void {
       await queue.endSession('sale', keeperId, clock.now())
       expect(await keeper.status(app, 'sale')).toMatchObject({ state: 'ended' })
       expect(await l1.status(app, 'sale')).toMatchObject({ state: 'admitted' })
+    })
+
+    it('an ended session stops on the edge within a second, without a store call per request; its slot goes to the next in line', async () => {
+      const { app, clock, queue, settled } = await edgeWith([room({ sessionDurationSeconds: 600, totalActiveUsers: 1 })])
+      const v = new Visitor()
+      expect((await v.request(app, '/tickets/1')).status).toBe(200)
+      const next = new Visitor()
+      expect(await next.status(app, 'sale')).toMatchObject({ state: 'queued', position: 1 })
+      await queue.endAllSessions('sale', clock.now())
+      await clock.advance(1000)
+      const before = origin.requests.length
+      let forwarded = 0
+      let ended = false
+      // The first request after the second may still pass (it starts the edge's reload); then none does.
+      for (let i = 0; i < 5; i++) {
+        const res = await v.request(app, '/tickets/2', { json: true })
+        const body = (await res.json()) as { state?: string; url?: string }
+        if (body.url !== undefined) forwarded++
+        else ended = body.state === 'ended'
+        await settled()
+      }
+      expect(ended).toBe(true)
+      expect(forwarded).toBeLessThanOrEqual(1)
+      expect(origin.requests.length - before).toBe(forwarded)
+      // The freed slot goes to the next visitor, and then only one visitor is forwarded at a time.
+      expect(await next.status(app, 'sale')).toMatchObject({ state: 'admitted' })
+      const res = await v.request(app, '/tickets/3', { json: true })
+      expect(((await res.json()) as { state?: string }).state).toBe('ended')
     })
 
     it('a forged or foreign admission cookie gets a place in line, not the origin', async () => {
@@ -614,6 +643,50 @@ export function edgeHttpContract(runtime: EdgeRuntime): void {
     })
     afterAll(async () => {
       await redis.stop()
+    })
+
+    it('after Redis forgets everything, nobody passes an earlier arrival and the cap holds: recovery first, the old session counted again', async () => {
+      const rooms = [
+        { id: 'lossy', paths: ['/lossy'], totalActiveUsers: 1, newUsersPerMinute: 60, refreshSeconds: 5, sessionDurationSeconds: 120 },
+      ]
+      const { app, clock, queue, settled } = await edgeWith(rooms, { redisUrl: redis.url })
+      const a = new Visitor()
+      const b = new Visitor()
+      const c = new Visitor()
+      expect((await a.request(app, '/lossy/a')).status).toBe(200)
+      expect(await b.status(app, 'lossy')).toMatchObject({ state: 'queued', position: 1 })
+      expect(await c.status(app, 'lossy')).toMatchObject({ state: 'queued', position: 2 })
+      // The edge's watch (once a second) sees the room's life and its one active session.
+      await clock.advance(1000)
+      await c.status(app, 'lossy')
+      await settled()
+      const flush = new Redis(redis.url)
+      await flush.flushall()
+      flush.disconnect()
+      await clock.advance(1000)
+      // C polls first. The store has no life for the room although C brings a token: it forgot, and recovers.
+      expect(await c.status(app, 'lossy')).toMatchObject({ state: 'recovering', position: 1 })
+      expect(await b.status(app, 'lossy')).toMatchObject({ state: 'recovering', position: 1 })
+      expect(await c.status(app, 'lossy')).toMatchObject({ state: 'recovering', position: 2 })
+      const page = await c.request(app, '/lossy/x')
+      expect(await page.text()).toContain('We are restoring the line')
+      // A keeps browsing; the edge learns of the new life and re-registers A's session (one renewal).
+      await settled()
+      await clock.advance(1000)
+      expect((await a.request(app, '/lossy/b')).status).toBe(200)
+      await settled()
+      expect((await a.request(app, '/lossy/c')).status).toBe(200)
+      // After the recovery window (2 refreshes and a second), the cap of one still holds: A is counted.
+      await clock.advance(11_000)
+      expect(await b.status(app, 'lossy')).toMatchObject({ state: 'queued', position: 1 })
+      expect(await c.status(app, 'lossy')).toMatchObject({ state: 'queued', position: 2 })
+      expect((await queue.stats('lossy', clock.now())).active).toBe(1)
+      // A's session ends: the first in line gets the slot, not the one who polled first after the loss.
+      const claims = JSON.parse(Buffer.from((a.cookies.get('anteroom_a_lossy') as string).split('.')[1] as string, 'base64url').toString())
+      await queue.endSession('lossy', claims.sub, clock.now())
+      await clock.advance(1000)
+      expect(await c.status(app, 'lossy')).toMatchObject({ state: 'queued', position: 1 })
+      expect(await b.status(app, 'lossy')).toMatchObject({ state: 'admitted' })
     })
 
     it('stops Redis mid-run: closed says "you keep your place", open passes through, admitted visitors keep working; a restart keeps the order', async () => {
