@@ -362,6 +362,23 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
     return c.json({ ended })
   })
 
+  // An ended visitor gets no place in line until an admin lets them back: then they join at the back.
+  app.post('/api/rooms/:id/sessions/:visitor/allow', async (c) => {
+    const r = await room(c)
+    const visitor = c.req.param('visitor')
+    if (!VISITOR_ID.test(visitor)) throw new AnteroomError('ERR_BAD_REQUEST', 'visitor: not a visitor id', { field: 'visitor' })
+    const allowed = await deps.queue.allowAgain(r.settings.id, visitor)
+    await deps.audit.append({
+      at: new Date(now()).toISOString(),
+      who: c.get('who'),
+      action: 'session.allow',
+      room: r.settings.id,
+      before: { visitor },
+      after: { allowed },
+    })
+    return c.json({ allowed })
+  })
+
   app.get('/api/rooms/:id/stats', async (c) => {
     const r = await room(c)
     let store: 'up' | 'down' = 'up'

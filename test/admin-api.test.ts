@@ -239,7 +239,8 @@ describe('admin API', () => {
   })
 
   it('ends one session or all of them; their tokens are refused at the next renewal', async () => {
-    const { app, id, clock } = await edges(1, { newUsersPerMinute: 60 })
+    // Paced at 600 a minute, three can be let in at the same instant (at most 11 in a second).
+    const { app, id, clock } = await edges(1, { newUsersPerMinute: 600 })
     const visitors = [new Visitor(), new Visitor(), new Visitor()]
     for (const v of visitors) expect(await v.status(app, id)).toMatchObject({ state: 'admitted' })
     const sub = JSON.parse(
@@ -249,11 +250,24 @@ describe('admin API', () => {
     expect((await api(app, 'GET', `/api/rooms/${id}/stats`)).body.active).toBe(2)
     expect((await api(app, 'POST', `/api/rooms/${id}/sessions/end-all`)).body).toEqual({ ended: 2 })
     expect((await api(app, 'GET', `/api/rooms/${id}/stats`)).body.active).toBe(0)
-    // Three newcomers take the freed slots; the ended visitors' renewals are refused: back in line.
+    // Three newcomers take the freed slots; the ended visitors are refused and get no place in line.
     for (let i = 0; i < 3; i++) expect(await new Visitor().status(app, id)).toMatchObject({ state: 'admitted' })
     clock.advance(31_000)
-    for (const v of visitors) expect(await v.status(app, id)).toMatchObject({ state: 'queued' })
+    for (const v of visitors) expect(await v.status(app, id)).toMatchObject({ state: 'ended' })
     expect((await api(app, 'POST', `/api/rooms/${id}/sessions/bad%20id/end`)).status).toBe(400)
+    // An admin lets one back: they join the line at the back (the room is full), audited.
+    const waiting = new Visitor()
+    expect(await waiting.status(app, id)).toMatchObject({ state: 'queued', position: 1 })
+    expect((await api(app, 'POST', `/api/rooms/${id}/sessions/${sub}/allow`)).body).toEqual({ allowed: true })
+    expect((await api(app, 'POST', `/api/rooms/${id}/sessions/${sub}/allow`)).body).toEqual({ allowed: false })
+    expect(await (visitors[0] as Visitor).status(app, id)).toMatchObject({ state: 'queued', position: 2 })
+    expect(await (visitors[1] as Visitor).status(app, id)).toMatchObject({ state: 'ended' })
+    const audit = (await api(app, 'GET', '/api/audit?limit=100&kind=actions')).body.entries as { action: string; room: string }[]
+    expect(audit.filter((e) => e.action === 'session.allow' && e.room === id)).toMatchObject([
+      { action: 'session.allow', before: { visitor: sub }, after: { allowed: false } },
+      { action: 'session.allow', before: { visitor: sub }, after: { allowed: true } },
+    ])
+    expect((await api(app, 'POST', `/api/rooms/${id}/sessions/bad%20id/allow`)).status).toBe(400)
   })
 
   it('reports live stats and a 30-minute history, one sample per 10 s whichever edge records it', async () => {
@@ -545,7 +559,7 @@ describe('admin sign-in throttling', () => {
 
 describe('ending sessions in bulk, and what the audit log keeps', () => {
   it('ends a list of sessions with one audit entry, and names the field of a bad list', async () => {
-    const { app, id } = await loggedEdge()
+    const { app, id } = await loggedEdge({ newUsersPerMinute: 600 })
     const visitors = [new Visitor(), new Visitor(), new Visitor()]
     for (const v of visitors) expect(await v.status(app, id)).toMatchObject({ state: 'admitted' })
     const subs = visitors.map(
