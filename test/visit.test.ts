@@ -12,7 +12,8 @@ const base = loadConfig({
 }).rooms[0] as RoomSettings
 const room = (over: Partial<RoomSettings> = {}): RoomSettings => ({ ...base, ...over })
 const NOW = 1_800_000_000_000
-const T = { admittedLastMinute: 30, now: NOW }
+const LIFE = { epoch: 1, born: NOW - 60_000, seq: 1 }
+const T = { admittedLastMinute: 30, now: NOW, life: LIFE }
 
 describe('decideVisit', () => {
   it('answers a closed room without asking the store: closed, no place, nothing to sign', () => {
@@ -38,12 +39,19 @@ describe('decideVisit', () => {
   it('gives no ETA while paused, and none before anyone was admitted', () => {
     const paused = decideVisit(room(), { kind: 'polled', result: { state: 'paused', arrival: 5, position: 1, waiting: 1, ...T } }, 5, NOW)
     expect(paused).toMatchObject({ kind: 'wait', status: { state: 'paused', etaSeconds: null } })
-    const unmeasured = { state: 'queued', arrival: 5, position: 2, waiting: 2, admittedLastMinute: 0, now: NOW } as const
+    const unmeasured = { state: 'queued', arrival: 5, position: 2, waiting: 2, admittedLastMinute: 0, now: NOW, life: LIFE } as const
     expect(decideVisit(room(), { kind: 'polled', result: unmeasured }, 5, NOW)).toMatchObject({ status: { etaSeconds: null } })
   })
 
   it('admits on the store clock: the session the store granted', () => {
-    const result = { state: 'admitted', arrival: 7_000, sessionExpires: NOW + 600_000, admittedLastMinute: 1, now: NOW - 5 } as const
+    const result = {
+      state: 'admitted',
+      arrival: 7_000,
+      sessionExpires: NOW + 600_000,
+      admittedLastMinute: 1,
+      now: NOW - 5,
+      life: LIFE,
+    } as const
     expect(decideVisit(room(), { kind: 'polled', result }, 7_000, NOW)).toEqual({
       kind: 'admit',
       status: { room: 'sale', state: 'admitted', position: 0, ahead: 0, waiting: null, etaSeconds: 0, refreshSeconds: 20 },

@@ -156,12 +156,23 @@ export interface Life {
   reserved: number
   /** ...until then, ms (after a session length no such admission can still be valid). */
   reservedUntil: number
+  /** Polls answered in this life. A store that has fewer than an edge saw went back in time. */
+  seq: number
+}
+
+/** What every poll answer says of the room's life, so that edges can tell when the store goes back in time. */
+export interface LifeMark {
+  epoch: number
+  born: number
+  seq: number
 }
 
 /** What the edge that sends a poll knows of the room: the life it saw, and how many were active then. */
 export interface EdgeHint {
   epoch?: number
   active: number
+  /** The highest seq this edge saw in that life. */
+  seq?: number
 }
 
 export interface Poll {
@@ -170,7 +181,7 @@ export interface Poll {
   arrival?: number
 }
 
-export type PollAnswer =
+export type PollAnswer = (
   | {
       state: 'queued' | 'paused' | 'recovering'
       arrival: number
@@ -181,6 +192,7 @@ export type PollAnswer =
     }
   | { state: 'admitted'; arrival: number; sessionExpires: number; admittedLastMinute: number; now: number }
   | { state: 'ended'; arrival: 0; admittedLastMinute: number; now: number }
+) & { life: LifeMark }
 
 /** Sessions that ran out free their slots; the rate window keeps the last minute; old marks go. */
 export function expire(room: RoomState, now: number): void {
@@ -331,11 +343,12 @@ export function pollRoom(
   // 4. Answers.
   const admittedLastMinute = room.admissions.size
   const waiting = room.line.size
-  return polls.map((p, i) => {
-    if (ended.has(i)) return { state: 'ended', arrival: 0, admittedLastMinute, now }
+  const mark: LifeMark = { epoch: life.epoch, born: life.born, seq: life.seq }
+  return polls.map((p, i): PollAnswer => {
+    if (ended.has(i)) return { state: 'ended', arrival: 0, admittedLastMinute, now, life: mark }
     const expires = expiries[i] ?? granted.get(p.visitor)
     const arrival = arrivals[i] as number
-    if (expires !== undefined) return { state: 'admitted', arrival, sessionExpires: expires, admittedLastMinute, now }
+    if (expires !== undefined) return { state: 'admitted', arrival, sessionExpires: expires, admittedLastMinute, now, life: mark }
     return {
       state: limits.mode !== 'fifo' ? 'paused' : recovering ? 'recovering' : 'queued',
       arrival,
@@ -343,14 +356,17 @@ export function pollRoom(
       waiting,
       admittedLastMinute,
       now,
+      life: mark,
     }
   })
 }
 
 /**
- * Begins the room's life at its first poll. With evidence that there was one before (a visitor's
- * queue token, or an edge that saw a life), the store forgot: admissions wait for the recovery
- * window, and the slots of the sessions the edge last saw active stay reserved for a session length.
+ * Begins the room's life at its first poll, and counts the poll. With evidence that there was one
+ * before (a visitor's queue token, or an edge that saw a life), the store forgot: admissions wait for
+ * the recovery window, and the slots of the sessions the edge last saw active stay reserved for a
+ * session length. A life with fewer polls than the edge saw in it (a failover to a replica that missed
+ * the last writes) begins again the same way, reserving the sessions it lost.
  */
 export function beginLife(
   room: RoomState,
@@ -360,15 +376,21 @@ export function beginLife(
   nowUs: number,
   hint: EdgeHint,
 ): void {
-  if (room.life !== undefined) return
-  const forgotten = hint.epoch !== undefined || polls.some((p) => p.arrival !== undefined)
-  room.life = {
+  const recovering = (reserved: number, seq: number): Life => ({
     epoch: nowUs,
     born: now,
-    recoverUntil: forgotten ? now + recoveryMs(limits.refreshSeconds) : 0,
-    reserved: forgotten ? hint.active : 0,
-    reservedUntil: forgotten ? now + limits.sessionMs : 0,
+    recoverUntil: now + recoveryMs(limits.refreshSeconds),
+    reserved,
+    reservedUntil: now + limits.sessionMs,
+    seq,
+  })
+  if (room.life === undefined) {
+    const forgotten = hint.epoch !== undefined || polls.some((p) => p.arrival !== undefined)
+    room.life = forgotten ? recovering(hint.active, 0) : { epoch: nowUs, born: now, recoverUntil: 0, reserved: 0, reservedUntil: 0, seq: 0 }
+  } else if (hint.epoch === room.life.epoch && hint.seq !== undefined && hint.seq > room.life.seq) {
+    room.life = recovering(Math.max(0, hint.active - room.active.size), hint.seq)
   }
+  room.life.seq++
 }
 
 /** A session from before a loss came back (its renewal restored it): its reserved slot is its own again. */

@@ -8,7 +8,7 @@
 // request; the room's life in the store, so every edge notices within a second that the store forgot
 // (and re-registers the admissions from before); and the active count, for the store to reserve.
 
-import type { EdgeHint } from '../core/admission.js'
+import type { EdgeHint, LifeMark } from '../core/admission.js'
 import type { RoomSettings } from '../core/settings.js'
 import type { QueueStore } from '../ports/queue-store.js'
 import type { SettingsStore } from '../ports/settings-store.js'
@@ -19,7 +19,7 @@ const ENDED_GRACE_MS = 60_000
 interface Watched {
   ended: Map<string, number>
   since: number
-  life: { epoch: number; born: number } | undefined
+  life: LifeMark | undefined
   active: number
 }
 
@@ -57,7 +57,25 @@ export class RoomDirectory {
   /** What this edge tells the store with each poll: the life it saw, and the active count of that life. */
   hint(room: string): EdgeHint {
     const w = this.watched.get(room)
-    return w?.life ? { epoch: w.life.epoch, active: w.active } : { active: w?.active ?? 0 }
+    return w?.life ? { epoch: w.life.epoch, active: w.active, seq: w.life.seq } : { active: w?.active ?? 0 }
+  }
+
+  /**
+   * What a poll answer said of the room's life: the most polls seen in a life is what tells the store,
+   * with this edge's next poll, that it went back in time.
+   */
+  noteLife(room: string, mark: LifeMark): void {
+    const w = this.watch(room)
+    w.life = w.life === undefined || w.life.epoch !== mark.epoch ? { ...mark } : { ...w.life, seq: Math.max(w.life.seq, mark.seq) }
+  }
+
+  private watch(room: string): Watched {
+    let w = this.watched.get(room)
+    if (w === undefined) {
+      w = { ended: new Map(), since: Number.NEGATIVE_INFINITY, life: undefined, active: 0 }
+      this.watched.set(room, w)
+    }
+    return w
   }
 
   /** Loads once; call before serving. */
@@ -104,11 +122,7 @@ export class RoomDirectory {
   /** Watches a room: the sessions ended since the last look (forgetting those no token can outlive), its life, its active count. */
   private async reloadEnded(room: RoomSettings): Promise<void> {
     if (this.queue === undefined) return
-    let w = this.watched.get(room.id)
-    if (w === undefined) {
-      w = { ended: new Map(), since: Number.NEGATIVE_INFINITY, life: undefined, active: 0 }
-      this.watched.set(room.id, w)
-    }
+    const w = this.watch(room.id)
     try {
       const seen = await this.queue.watch(room.id, w.since)
       for (const e of seen.ended) {
@@ -118,7 +132,7 @@ export class RoomDirectory {
       // A store that forgot the room shows no life until its next poll: the edge keeps the life and the
       // active count it saw, which that poll tells the store (hint), so that it can recover and reserve.
       if (seen.life !== null) {
-        w.life = seen.life
+        this.noteLife(room.id, seen.life)
         w.active = seen.active
       }
     } catch {

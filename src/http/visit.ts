@@ -35,6 +35,7 @@ async function pollStore(edge: EdgeContext, room: RoomSettings, visitor: string,
       now: edge.storeNow(),
       hint: edge.deps.rooms.hint(room.id),
     })
+    edge.deps.rooms.noteLife(room.id, result.life)
     return { kind: 'polled', result }
   } catch (err) {
     if (!isAnteroomError(err, 'ERR_STORE_UNAVAILABLE')) throw err

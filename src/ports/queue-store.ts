@@ -1,6 +1,6 @@
 // The QueueStore port: the line, the active sessions and the admission rate of each room.
 // Redis and the in-process memory store implement it; test/contract/queue-store.ts holds them to it.
-import type { EdgeHint } from '../core/admission.js'
+import type { EdgeHint, LifeMark } from '../core/admission.js'
 import type { AdmissionLimits } from '../core/settings.js'
 
 export interface PollInput {
@@ -15,7 +15,8 @@ export interface PollInput {
   hint?: EdgeHint
 }
 
-export type PollResult =
+/** Every answer also says what the room's life in the store is (epoch, birth, polls answered). */
+export type PollResult = (
   | {
       /** recovering: the store forgot the room and waits for everybody to be back before it admits anyone. */
       state: 'queued' | 'paused' | 'recovering'
@@ -42,6 +43,7 @@ export type PollResult =
       admittedLastMinute: number
       now: number
     }
+) & { life: LifeMark }
 
 export interface RenewInput {
   room: string
@@ -71,10 +73,25 @@ export interface RoomStats {
 export interface RoomWatch {
   /** Sessions ended since the time asked, oldest first. */
   ended: EndedSession[]
-  /** The room's life in the store (its epoch and birth, ms); null before its first poll. */
-  life: { epoch: number; born: number } | null
-  /** Active sessions now. */
+  /** The room's life in the store (its epoch, birth ms and polls answered); null before its first poll. */
+  life: LifeMark | null
+  /** Active sessions now (entries of the active set, including any whose expiry passed since the last poll). */
   active: number
+  /** Visitors in line now. */
+  waiting: number
+  /** When the next admission is due by the pace, µs (core/admission.ts dueAdmissions); null before the first. */
+  tatUs: number | null
+  /** Slots kept for sessions from before a loss of the room, until `reservedUntil` (ms); 0 and 0 without. */
+  reserved: number
+  reservedUntil: number
+  /**
+   * Session expiries (ms) at the ranks of the active set asked for (a negative rank counts from the
+   * end, -1 the last), as [rank, expiry], rank ascending and each rank once; ranks past the end are left out.
+   */
+  expiries: [number, number][]
+  /** Running totals of this life of the room: visitors admitted, and dropped for not polling. */
+  admitted: number
+  abandoned: number
 }
 
 /** A session an admin ended: the visitor, and when (ms). */
@@ -104,9 +121,11 @@ export interface QueueStore {
   endSession(room: string, visitor: string, now?: number): Promise<boolean>
   /**
    * Sessions an admin ended at or after `since` (ms), oldest first, at most `limit`: every edge reads
-   * them once a second, so an ended session stops everywhere without a store call per request.
+   * them once a second, so an ended session stops everywhere without a store call per request. With
+   * them, in the same round trip, what the edge estimates waits from (core/eta.ts): the line's length,
+   * the pace, the session expiries at `expiryRanks` of the active set, the running totals.
    */
-  watch(room: string, endedSince: number, limit?: number): Promise<RoomWatch>
+  watch(room: string, endedSince: number, limit?: number, expiryRanks?: readonly number[]): Promise<RoomWatch>
   /** Lets a visitor whose session an admin ended back into the line (at the back); returns whether they were kept out. */
   allowAgain(room: string, visitor: string): Promise<boolean>
   /** Ends every session of a room; returns how many there were. */

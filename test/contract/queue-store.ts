@@ -344,6 +344,45 @@ export function queueStoreContract(name: string, makeHarness: () => Promise<Stor
       })
     })
 
+    it('notices that it went back in time (fewer polls than an edge saw): recovers, and reserves the sessions it lost', async () => {
+      const h = await makeHarness()
+      const room = newRoom()
+      const l = limits({ totalActiveUsers: 2, refreshSeconds: 5, sessionMs: 120_000 })
+      const a = await h.store.poll({ room, visitor: vid(0), limits: l, now: T0 })
+      expect(a).toMatchObject({ state: 'admitted', life: { born: T0, seq: 1 } })
+      const b = await h.store.poll({ room, visitor: vid(1), limits: { ...l, mode: 'paused' }, now: T0 + 10 })
+      expect(b.life.seq).toBe(2)
+      // An edge that saw this life at seq 40 with two sessions active: the store (a promoted replica)
+      // lost the polls after the second, among them an admission.
+      const hint = { epoch: a.life.epoch, seq: 40, active: 2 }
+      const back = await h.store.poll({ room, visitor: vid(1), arrival: b.arrival, limits: l, now: T0 + 1000, hint })
+      expect(back).toMatchObject({ state: 'recovering', position: 1, life: { born: T0 + 1000, seq: 41 } })
+      expect(back.life.epoch).not.toBe(a.life.epoch)
+      // Edges that saw fewer polls, or the old life, start nothing new.
+      const other = await h.store.poll({
+        room,
+        visitor: vid(2),
+        limits: l,
+        now: T0 + 1001,
+        hint: { epoch: a.life.epoch, seq: 3, active: 1 },
+      })
+      expect(other).toMatchObject({ state: 'recovering', life: { epoch: back.life.epoch, seq: 42 } })
+      // After the window, one slot is taken (A), one reserved for the session the store lost.
+      const after = T0 + 1000 + 11_000
+      const newHint = { epoch: back.life.epoch, seq: 42, active: 1 }
+      expect(await h.store.poll({ room, visitor: vid(1), arrival: b.arrival, limits: l, now: after, hint: newHint })).toMatchObject({
+        state: 'queued',
+        position: 1,
+      })
+      // The lost session comes back through its renewal: still full. A's session ends: B gets in.
+      expect(await h.store.renew({ room, visitor: vid(7), sessionMs: l.sessionMs, now: after + 1 })).toBeDefined()
+      expect((await h.store.stats(room, after + 1)).active).toBe(2)
+      await h.store.endSession(room, vid(0), after + 2)
+      expect(await h.store.poll({ room, visitor: vid(1), arrival: b.arrival, limits: l, now: after + 3, hint: newHint })).toMatchObject({
+        state: 'admitted',
+      })
+    })
+
     it('a reservation nobody comes back for lapses after a session length', async () => {
       const h = await makeHarness()
       const room = newRoom()

@@ -102,7 +102,7 @@ export class MemoryQueueStore implements QueueStore {
       .map((visitor) => ({ visitor, at: r.ended.score(visitor) as number }))
       .filter((e) => e.at >= endedSince)
       .slice(0, limit)
-    return { ended, life: r.life ? { epoch: r.life.epoch, born: r.life.born } : null, active: r.active.size }
+    return { ended, life: r.life ? { epoch: r.life.epoch, born: r.life.born, seq: r.life.seq } : null, active: r.active.size }
   }
 
   async allowAgain(room: string, visitor: string): Promise<boolean> {

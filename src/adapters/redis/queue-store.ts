@@ -88,6 +88,9 @@ export class RedisQueueStore implements QueueStore {
       for (const p of polls) p.reject(err)
       return
     }
+    // After the 7 numbers of each poll, the room's life: epoch, born, seq.
+    const tail = polls.length * 7
+    const life = { epoch: reply[tail] as number, born: reply[tail + 1] as number, seq: reply[tail + 2] as number }
     polls.forEach((p, i) => {
       const at = i * 7
       const code = reply[at] as 1 | 2 | 3 | 4 | 5
@@ -95,9 +98,9 @@ export class RedisQueueStore implements QueueStore {
       const admittedLastMinute = reply[at + 4] as number
       const now = reply[at + 5] as number
       const state = STATES[code]
-      if (state === 'admitted') p.resolve({ state, arrival, sessionExpires: reply[at + 6] as number, admittedLastMinute, now })
-      else if (state === 'ended') p.resolve({ state, arrival: 0, admittedLastMinute, now })
-      else p.resolve({ state, arrival, position: reply[at + 2] as number, waiting: reply[at + 3] as number, admittedLastMinute, now })
+      if (state === 'admitted') p.resolve({ state, arrival, sessionExpires: reply[at + 6] as number, admittedLastMinute, now, life })
+      else if (state === 'ended') p.resolve({ state, arrival: 0, admittedLastMinute, now, life })
+      else p.resolve({ state, arrival, position: reply[at + 2] as number, waiting: reply[at + 3] as number, admittedLastMinute, now, life })
     })
   }
 
@@ -143,7 +146,7 @@ export class RedisQueueStore implements QueueStore {
         await this.redis
           .pipeline()
           .zrangebyscore(k.ended, endedSince, '+inf', 'WITHSCORES', 'LIMIT', 0, limit)
-          .hmget(k.life, 'epoch', 'born')
+          .hmget(k.life, 'epoch', 'born', 'seq')
           .zcard(k.active)
           .exec(),
       ),
@@ -151,8 +154,9 @@ export class RedisQueueStore implements QueueStore {
     const pairs = flat as string[]
     const ended: EndedSession[] = []
     for (let i = 0; i < pairs.length; i += 2) ended.push({ visitor: pairs[i] as string, at: Number(pairs[i + 1]) })
-    const [epoch, born] = life as (string | null)[]
-    return { ended, life: epoch && born ? { epoch: Number(epoch), born: Number(born) } : null, active: active as number }
+    const [epoch, born, seq] = life as (string | null)[]
+    const known = epoch && born ? { epoch: Number(epoch), born: Number(born), seq: Number(seq ?? 0) } : null
+    return { ended, life: known, active: active as number }
   }
 
   async allowAgain(room: string, visitor: string): Promise<boolean> {

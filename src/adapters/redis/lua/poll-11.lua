@@ -24,17 +24,20 @@
 --                         token's arrival no longer restores it)
 --   KEYS[9] ended zset    visitor -> when an admin ended their session, ms (no place for them)
 --   KEYS[10] tat  string  when the next admission is due, µs (the pace: GCRA)
---   KEYS[11] life hash    epoch, born, recoverUntil, reserved, reservedUntil: the room's life in this
---                         store, a marker that only a loss removes (beginLife in core/admission.ts)
+--   KEYS[11] life hash    epoch, born, recoverUntil, reserved, reservedUntil, seq (polls answered): the
+--                         room's life in this store, a marker only a loss removes (beginLife in
+--                         core/admission.ts); a life with fewer polls than an edge saw went back in time
 --   ARGV[1] now ms, or "" to use Redis TIME                   (tests drive time; production doesn't)
 --   ARGV[2] the room's admission limits, JSON by name (lib/limits.lua): mode (fifo | paused |
 --           passthrough), totalActiveUsers, newUsersPerMinute, abandonAfterMs, sessionMs
---   ARGV[3] what the polling edge knows, JSON: {"epoch": the life it saw or absent, "active": n}
+--   ARGV[3] what the polling edge knows, JSON: {"epoch": the life it saw or absent, "active": n,
+--           "seq": the most polls it saw in that life}
 --   ARGV[4], ARGV[5], ...  pairs of: visitor id, arrival µs from a verified queue token or ""
 --                          (the arrival restores a place Redis forgot)
 -- Output: 7 numbers per visitor, in input order:
 --   state (1 queued, 2 admitted, 3 paused, 4 ended, 5 recovering), arrival µs, position, waiting,
---   admitted in the last 60 s, now ms, session expiry ms (0 unless admitted)
+--   admitted in the last 60 s, now ms, session expiry ms (0 unless admitted); then 3 numbers for the
+--   room's life: epoch, born ms, seq
 
 -- #include lib/clock.lua
 -- #include lib/limits.lua
@@ -53,19 +56,33 @@ local hint = cjson.decode(ARGV[3])
 local FIRST_POLL = 4 -- ARGV index of the first visitor
 local count = (#ARGV - FIRST_POLL + 1) / 2
 
--- Before anything: the room's life. None although a visitor brings a token or the edge saw one:
--- the store forgot the room, and the new life recovers (no admissions for two refreshes and a second)
--- while the slots of the sessions the edge saw active stay reserved for a session length.
-local life = redis.call('HMGET', lifeKey, 'recoverUntil', 'reserved', 'reservedUntil')
+-- Before anything: the room's life (beginLife). None although a visitor brings a token or the edge
+-- saw one: the store forgot the room. Fewer polls than the edge saw in this life: the store went back
+-- in time (a failover to a replica that missed writes). Either way a new life begins, recovering: no
+-- admissions for two refreshes and a second, and the sessions that went missing stay reserved.
+local life = redis.call('HMGET', lifeKey, 'recoverUntil', 'reserved', 'reservedUntil', 'epoch', 'born', 'seq')
+local function recover(reserved, seq)
+  local recoverUntil = now + 2 * limits.refreshSeconds * 1000 + 1000
+  redis.call('HSET', lifeKey, 'epoch', nowUs, 'born', now, 'recoverUntil', recoverUntil, 'reserved', reserved,
+    'reservedUntil', now + sessionMs, 'seq', seq)
+  return { recoverUntil, reserved, now + sessionMs, nowUs, now, seq }
+end
 if not life[1] then
   local forgotten = hint.epoch ~= nil
   for i = 1, count do
     if ARGV[FIRST_POLL + 2 * (i - 1) + 1] ~= '' then forgotten = true end
   end
-  life = { 0, 0, 0 }
-  if forgotten then life = { now + 2 * limits.refreshSeconds * 1000 + 1000, hint.active, now + sessionMs } end
-  redis.call('HSET', lifeKey, 'epoch', nowUs, 'born', now, 'recoverUntil', life[1], 'reserved', life[2], 'reservedUntil', life[3])
+  if forgotten then
+    life = recover(hint.active, 0)
+  else
+    redis.call('HSET', lifeKey, 'epoch', nowUs, 'born', now, 'recoverUntil', 0, 'reserved', 0, 'reservedUntil', 0, 'seq', 0)
+    life = { 0, 0, 0, nowUs, now, 0 }
+  end
+elseif hint.epoch ~= nil and hint.seq ~= nil and hint.epoch == tonumber(life[4]) and hint.seq > tonumber(life[6]) then
+  life = recover(math.max(0, hint.active - redis.call('ZCARD', act)), hint.seq)
 end
+local seq = redis.call('HINCRBY', lifeKey, 'seq', 1)
+local lifeEpoch, lifeBorn = tonumber(life[4]), tonumber(life[5])
 local recovering = now < tonumber(life[1])
 local reserved = 0
 if now < tonumber(life[3]) then reserved = tonumber(life[2]) end
@@ -266,4 +283,7 @@ for i = 1, count do
     out[#out + 1] = 0
   end
 end
+out[#out + 1] = lifeEpoch
+out[#out + 1] = lifeBorn
+out[#out + 1] = seq
 return out
