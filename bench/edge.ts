@@ -62,6 +62,17 @@ export function parseJson(text: string): Record<string, unknown> {
   }
 }
 
+/**
+ * A room's first poll, without a queue token, so that the store begins the room's life as a new room's:
+ * a room whose first poll brings a token counts as forgotten, and admits nobody while it recovers
+ * (state 'recovering'), and the bench's visitors all bring tokens. The poller joins the line.
+ */
+export async function openRoom(url: string): Promise<void> {
+  const r = await get(url, { accept: ACCEPT_JSON })
+  if (r.status !== 200 || parseJson(r.text).state !== 'queued')
+    throw new Error(`the first poll at ${url} was not queued: ${r.status} ${r.text}`)
+}
+
 /** Expects a queued JSON poll with `waiting` in line; returns its body. */
 export async function expectQueued(url: string, cookie: string, waiting: number): Promise<Record<string, unknown>> {
   const r = await get(url, { accept: ACCEPT_JSON, cookie })

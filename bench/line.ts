@@ -53,7 +53,7 @@ export async function holdTheSlot(redis: Redis, room: string): Promise<void> {
 }
 
 /**
- * Fills a room's line directly, as polls would have left it: `line` visitor -> arrival µs, and each
+ * Adds n visitors to a room's line directly, behind those in it, as polls would have left it: `line` visitor -> arrival µs, and each
  * visitor's seen bucket (a small hash visitor -> last poll ms = now) with its entry in `sweep` (when
  * the bucket goes stale: now + abandonAfterSeconds), 1,000 members per command, 50 commands per
  * pipeline. Returns queue-token cookies for `cookies` of those visitors, spread evenly over the line.
@@ -68,6 +68,7 @@ export async function fillLine(
   expires: number,
 ): Promise<string[]> {
   const k = roomKeys(room.id)
+  const before = await redis.zcard(k.line)
   const now = Date.now()
   const visitors = visitorIds(n)
   const arrivals = visitors.map((_, i) => (now - n - 1000 + i) * 1000)
@@ -101,7 +102,7 @@ export async function fillLine(
   }
   await flush()
   const inLine = await redis.zcard(k.line)
-  if (inLine !== n) throw new Error(`filling ${room.id}: expected ${n} in line, got ${inLine}`)
+  if (inLine !== before + n) throw new Error(`filling ${room.id}: expected ${before + n} in line, got ${inLine}`)
   const picked = Array.from({ length: cookies }, (_, i) => Math.floor(((i + 0.5) * n) / cookies))
   return queueCookies(
     room.id,
