@@ -42,15 +42,17 @@ export function emissionIntervalUs(newUsersPerMinute: number): number {
 }
 
 /**
- * The pace of admissions (GCRA): the next admission is due at `tatUs` (theoretical arrival time),
- * each one moves it on by one emission interval, and a room that was not polled catches up on at
- * most CATCH_UP_US. Returns how many are due now and the time they are counted from.
+ * The pace of admissions (GCRA): each admission has a slot on the room's timeline, one emission
+ * interval after the one before; the next is due one interval after the last slot (`lastSlotUs`), at
+ * the rate in force now (so a change of rate takes effect at once), and a room that was not polled
+ * catches up on at most CATCH_UP_US. Returns how many are due now and the time they count from.
  */
-export function dueAdmissions(tatUs: number | undefined, nowUs: number, newUsersPerMinute: number): { due: number; fromUs: number } {
+export function dueAdmissions(lastSlotUs: number | undefined, nowUs: number, newUsersPerMinute: number): { due: number; fromUs: number } {
+  const interval = emissionIntervalUs(newUsersPerMinute)
   // A room that has admitted nobody yet is like any idle room: one second's credit.
-  const fromUs = tatUs === undefined ? nowUs - CATCH_UP_US : Math.max(tatUs, nowUs - CATCH_UP_US)
+  const fromUs = lastSlotUs === undefined ? nowUs - CATCH_UP_US : Math.max(lastSlotUs + interval, nowUs - CATCH_UP_US)
   if (fromUs > nowUs) return { due: 0, fromUs }
-  return { due: 1 + Math.floor((nowUs - fromUs) / emissionIntervalUs(newUsersPerMinute)), fromUs }
+  return { due: 1 + Math.floor((nowUs - fromUs) / interval), fromUs }
 }
 
 /** Most admissions in any one second: the per-second share of the rate, plus one. */
@@ -59,19 +61,20 @@ export function perSecondCap(newUsersPerMinute: number): number {
 }
 
 /**
- * The pace after `granted` admissions at `nowUs`. What the per-second cap held back is not kept for
- * later: a burst of caught-up admissions used it, and carrying it on would only make the next burst.
+ * The last slot after `granted` admissions at `nowUs`. What the per-second cap held back is not kept
+ * for later: a burst of caught-up admissions used it, and carrying it on would only make the next burst.
  */
 export function paceAfter(
-  tatUs: number | undefined,
+  lastSlotUs: number | undefined,
   pace: { due: number; fromUs: number },
   granted: number,
   perSecondRoom: number,
   nowUs: number,
   newUsersPerMinute: number,
 ): number | undefined {
-  let next = granted > 0 ? pace.fromUs + granted * emissionIntervalUs(newUsersPerMinute) : tatUs
-  if (perSecondRoom < pace.due) next = Math.max(next ?? 0, nowUs)
+  const interval = emissionIntervalUs(newUsersPerMinute)
+  let next = granted > 0 ? pace.fromUs + (granted - 1) * interval : lastSlotUs
+  if (perSecondRoom < pace.due) next = next === undefined ? nowUs - interval : Math.max(next, nowUs - interval)
   return next
 }
 
@@ -126,8 +129,8 @@ export interface RoomState {
   used: ScoredSet
   /** visitor → when an admin ended their session, ms (they get no place until it is cleared). */
   ended: ScoredSet
-  /** When the next admission is due, µs (dueAdmissions); undefined before the first. */
-  tatUs: number | undefined
+  /** The slot of the last admission on the room's timeline, µs (dueAdmissions); undefined before the first. */
+  lastSlotUs: number | undefined
   /** The room's life in this store: a marker that only a loss removes (undefined until the first poll). */
   life: Life | undefined
   /** The seen buckets: visitor → last poll ms, waiting visitors only. */
@@ -302,7 +305,7 @@ export function pollRoom(
   // 3. Grant from the head of the line.
   const granted = new Map<string, number>()
   if (limits.mode === 'fifo' && !recovering) {
-    const pace = dueAdmissions(room.tatUs, nowUs, limits.newUsersPerMinute)
+    const pace = dueAdmissions(room.lastSlotUs, nowUs, limits.newUsersPerMinute)
     const admittedLastSecond = room.admissions.countFrom(now - 1000 + 1)
     const reserved = now < life.reservedUntil ? life.reserved : 0
     const budget = Math.min(
@@ -336,7 +339,7 @@ export function pollRoom(
       }
     }
     const perSecondRoom = perSecondCap(limits.newUsersPerMinute) - admittedLastSecond
-    room.tatUs = paceAfter(room.tatUs, pace, heads, perSecondRoom, nowUs, limits.newUsersPerMinute)
+    room.lastSlotUs = paceAfter(room.lastSlotUs, pace, heads, perSecondRoom, nowUs, limits.newUsersPerMinute)
   }
   room.admitted += admittedNow
 

@@ -38,7 +38,7 @@ export class MemoryQueueStore implements QueueStore {
         admissions: new OrderedSet(),
         used: new OrderedSet(),
         ended: new OrderedSet(),
-        tatUs: undefined,
+        lastSlotUs: undefined,
         life: undefined,
         seenBuckets,
         seen(bucket) {

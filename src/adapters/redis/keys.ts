@@ -14,7 +14,7 @@ export function roomKeys(room: string) {
     stats: `${p}:stat`,
     lastArrival: `${p}:last`,
     used: `${p}:used`,
-    tat: `${p}:tat`,
+    pace: `${p}:pace`,
     life: `${p}:life`,
     history: `${p}:hist`,
   }

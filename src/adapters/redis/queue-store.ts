@@ -79,7 +79,7 @@ export class RedisQueueStore implements QueueStore {
         runScript(
           this.redis,
           this.scripts.poll,
-          [k.line, k.sweep, k.active, k.admissions, k.stats, k.lastArrival, k.seenPrefix, k.used, k.ended, k.tat, k.life],
+          [k.line, k.sweep, k.active, k.admissions, k.stats, k.lastArrival, k.seenPrefix, k.used, k.ended, k.pace, k.life],
           args,
         ),
       )) as number[]

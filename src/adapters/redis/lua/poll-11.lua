@@ -23,7 +23,7 @@
 --   KEYS[8] used  zset    visitor -> until when an admission used up their place, ms (their queue
 --                         token's arrival no longer restores it)
 --   KEYS[9] ended zset    visitor -> when an admin ended their session, ms (no place for them)
---   KEYS[10] tat  string  when the next admission is due, µs (the pace: GCRA)
+--   KEYS[10] pace string  the slot of the last admission on the room's timeline, µs (GCRA)
 --   KEYS[11] life hash    epoch, born, recoverUntil, reserved, reservedUntil, seq (polls answered): the
 --                         room's life in this store, a marker only a loss removes (beginLife in
 --                         core/admission.ts); a life with fewer polls than an edge saw went back in time
@@ -44,7 +44,7 @@
 -- #include lib/rule.lua
 
 local q, sweep, act, adm, stat, last, seenPrefix = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
-local used, ended, tat, lifeKey = KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local used, ended, pace, lifeKey = KEYS[8], KEYS[9], KEYS[10], KEYS[11]
 local limits = decodeLimits(ARGV[2])
 local mode = limits.mode
 local cap = limits.totalActiveUsers
@@ -210,8 +210,9 @@ end
 local granted = {}
 if mode == 'fifo' and not recovering then
   local interval = math.floor(60000000 / perMinute)
-  local tatUs = tonumber(redis.call('GET', tat) or '')
-  local fromUs = math.max(tatUs or (nowUs - CATCH_UP_US), nowUs - CATCH_UP_US)
+  local lastSlotUs = tonumber(redis.call('GET', pace) or '')
+  local fromUs = nowUs - CATCH_UP_US
+  if lastSlotUs then fromUs = math.max(lastSlotUs + interval, fromUs) end
   local due = 0
   if fromUs <= nowUs then due = 1 + math.floor((nowUs - fromUs) / interval) end
   local perSecondRoom = math.floor(perMinute / 60) + 1 - redis.call('ZCOUNT', adm, now - 1000 + 1, '+inf')
@@ -247,10 +248,10 @@ if mode == 'fifo' and not recovering then
     end
   end
   -- The pace (paceAfter): what the per-second cap held back is not kept for a later burst.
-  local nextTat = tatUs
-  if #heads > 0 then nextTat = fromUs + #heads * interval end
-  if perSecondRoom < due then nextTat = math.max(nextTat or 0, nowUs) end
-  if nextTat then redis.call('SET', tat, nextTat) end
+  local nextSlot = lastSlotUs
+  if #heads > 0 then nextSlot = fromUs + (#heads - 1) * interval end
+  if perSecondRoom < due then nextSlot = math.max(nextSlot or (nowUs - interval), nowUs - interval) end
+  if nextSlot then redis.call('SET', pace, nextSlot) end
 end
 if admittedNow > 0 then redis.call('HINCRBY', stat, 'admitted', admittedNow) end
 
