@@ -30,7 +30,7 @@ describe('Redis scripts', () => {
     const pinned = {
       end: '00f5ae23a30db914ddf3189cd130f37b5d1dbdc6',
       endAll: 'b9ee02038101c9989f6d4b3dc236d4a7acdd531b',
-      poll: '6f8c188a3679c49f0d85368d7683996a1375f7a6',
+      poll: '2152f82c8dfbe2c433b38f81c397addc28e56a1d',
       renew: '7f07aec9e0fbf14b1d1c24f1c80066b47a2ea62c',
       sample: '7b1adff5a769e32f9f4b7a35e082e1b537d9ed00',
       settingsCas: 'e26fa305ca5f86080fa1d8cf552883a4029acb4a',
