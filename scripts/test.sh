@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command (`npm test`): provisions what the tests need, then runs lint, type checks and
-# every test. Tests start their own redis-server and PostgreSQL server (a throwaway cluster in a temp
-# directory, run as the postgres user when root) on free loopback ports and stop them afterwards; the
+# every test. Tests start their own redis-server (also as a six-node Cluster, and with redis-sentinel
+# as a Sentinel set) and PostgreSQL server (a throwaway cluster in a temp directory, run as the
+# postgres user when root) on free loopback ports and stop them afterwards; the
 # browser test drives Debian's chromium (never a downloaded browser) through playwright-core; the path
 # tests put Debian's nginx (nginx-light) and Python's http.server behind the edge as real origins.
 set -euo pipefail
@@ -9,6 +10,7 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+command -v redis-sentinel >/dev/null 2>&1 || need_apt+=(redis-sentinel)
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
 compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need_apt+=(postgresql)
 [ -x /usr/sbin/nginx ] || need_apt+=(nginx-light)

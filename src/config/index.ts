@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs'
 import type { JWK } from 'jose'
 import { AnteroomError } from '../core/errors.js'
 import { parseRoomSettings, type RoomSettings } from '../core/settings.js'
+import { parseRedisUrl, RedisUrlError } from './redis-url.js'
 
 export interface Config {
   host: string
@@ -11,7 +12,10 @@ export interface Config {
   /** Where admitted traffic goes. Unset: `npm start` runs the bundled booking origin. */
   originUrl: string | undefined
   demoOriginPort: number
-  /** Unset: the embedded in-process store (one instance only). */
+  /**
+   * Unset: the embedded in-process store (one instance only). Otherwise one server (redis://, rediss://),
+   * a Sentinel set (redis+sentinel://) or a Cluster (redis+cluster://), checked by parseRedisUrl.
+   */
   redisUrl: string | undefined
   /** The bundled booking origin's PostgreSQL. Unset: embedded PGlite. */
   databaseUrl: string | undefined
@@ -74,6 +78,20 @@ function url(value: unknown, field: string, protocols: string[]): string | undef
     bad(field, 'must be a URL')
   }
   if (!protocols.includes(parsed.protocol)) bad(field, `must start with ${protocols.join(' or ')}//`)
+  return value
+}
+
+/** ANTEROOM_REDIS_URL: one server, a Sentinel set or a Cluster (src/config/redis-url.ts). */
+function redisUrl(value: unknown): string | undefined {
+  const field = 'ANTEROOM_REDIS_URL'
+  if (value === undefined || value === '') return undefined
+  if (typeof value !== 'string') bad(field, 'must be a URL')
+  try {
+    parseRedisUrl(value)
+  } catch (err) {
+    if (err instanceof RedisUrlError) bad(field, err.message)
+    throw err
+  }
   return value
 }
 
@@ -166,7 +184,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     port: port(pick('ANTEROOM_PORT', 'port'), 'ANTEROOM_PORT', 8080),
     originUrl: url(pick('ANTEROOM_ORIGIN', 'origin'), 'ANTEROOM_ORIGIN', ['http:', 'https:']),
     demoOriginPort: port(pick('ANTEROOM_DEMO_ORIGIN_PORT', 'demoOriginPort'), 'ANTEROOM_DEMO_ORIGIN_PORT', 8081),
-    redisUrl: url(pick('ANTEROOM_REDIS_URL', 'redisUrl'), 'ANTEROOM_REDIS_URL', ['redis:', 'rediss:']),
+    redisUrl: redisUrl(pick('ANTEROOM_REDIS_URL', 'redisUrl')),
     databaseUrl: url(pick('ANTEROOM_DATABASE_URL', 'databaseUrl'), 'ANTEROOM_DATABASE_URL', ['postgres:', 'postgresql:']),
     queueSecret: secret ?? randomSecret(),
     queueSecretGenerated: secret === undefined,

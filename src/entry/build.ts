@@ -4,10 +4,9 @@
 import { readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import type { Context } from 'hono'
-import type { Redis } from 'ioredis'
 import { memoryStores } from '../adapters/memory/stores.js'
 import { nodeMac } from '../adapters/node/mac.js'
-import { connectRedis, whenReady } from '../adapters/redis/connect.js'
+import { connectRedis, type RedisClient, whenReady } from '../adapters/redis/connect.js'
 import { luaScripts } from '../adapters/redis/scripts.js'
 import { redisStores } from '../adapters/redis/stores.js'
 import { UndiciOrigin } from '../adapters/undici/origin.js'
@@ -20,7 +19,8 @@ import { assembleEdge } from './assemble.js'
 export interface Edge {
   app: ReturnType<typeof createEdgeApp>
   deps: EdgeDeps
-  redis: Redis | undefined
+  /** One server's connection (plain or found through Sentinel) or a Cluster; undefined on the embedded store. */
+  redis: RedisClient | undefined
   close(): Promise<void>
 }
 
@@ -38,8 +38,9 @@ function nodeSocket(c: Context): { remoteAddress?: string; encrypted?: boolean }
 export async function buildEdge(config: Config, options: { originUrl: string; clock?: Clock; log?: EdgeDeps['log'] }): Promise<Edge> {
   const now = options.clock ? () => options.clock?.now() ?? Date.now() : Date.now
   let stores: Stores
-  let redis: Redis | undefined
+  let redis: RedisClient | undefined
   if (config.redisUrl) {
+    // One server, a Sentinel set or a Cluster, by the URL's scheme; the stores run the same on each.
     redis = connectRedis(config.redisUrl, (err) => options.log?.('redis_error', { message: err.message }))
     stores = redisStores(redis, luaScripts())
     // If Redis is down at start, the edge starts anyway and each room's onStoreError applies.
