@@ -396,8 +396,14 @@ export function beginLife(
   room.life.seq++
 }
 
-/** A session from before a loss came back (its renewal restored it): its reserved slot is its own again. */
-export function sessionReturned(room: RoomState, now: number): void {
+/**
+ * A session from before a loss came back (its renewal restored it): its reserved slot is its own
+ * again, and a store that went back in time may still have the visitor in line: they leave it, so
+ * nobody behind them waits for them.
+ */
+export function sessionReturned(room: RoomState, visitor: string, now: number): void {
   const life = room.life
   if (life !== undefined && life.reserved > 0 && now < life.reservedUntil) life.reserved--
+  room.line.remove(visitor)
+  room.seen(seenBucketOf(visitor)).delete(visitor)
 }

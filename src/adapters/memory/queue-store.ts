@@ -83,7 +83,7 @@ export class MemoryQueueStore implements QueueStore {
       return undefined
     }
     // A session the store does not know came from before a loss: restored, it takes back its reserved slot.
-    if (r.active.score(input.visitor) === undefined) sessionReturned(r, now)
+    if (r.active.score(input.visitor) === undefined) sessionReturned(r, input.visitor, now)
     const sessionExpires = now + input.sessionMs
     r.active.add(input.visitor, sessionExpires)
     return { sessionExpires, now }

@@ -105,11 +105,12 @@ export class RedisQueueStore implements QueueStore {
   }
 
   async renew(input: RenewInput): Promise<RenewResult> {
+    const k = roomKeys(input.room)
     const reply = (await storeCall(() =>
       runScript(
         this.redis,
         this.scripts.renew,
-        [roomKeys(input.room).active, roomKeys(input.room).ended, roomKeys(input.room).life],
+        [k.active, k.ended, k.life, k.line, k.seenPrefix],
         [input.visitor, input.now ?? '', input.sessionMs],
       ),
     )) as number[]

@@ -88,12 +88,6 @@ local reserved = 0
 if now < tonumber(life[3]) then reserved = tonumber(life[2]) end
 
 
-local function bucketOf(visitor)
-  local h = 0
-  for i = 1, #visitor do h = (h * 31 + string.byte(visitor, i)) % BUCKETS end
-  return h
-end
-
 local function seenKey(visitor)
   return seenPrefix .. bucketOf(visitor)
 end

@@ -4,3 +4,10 @@ local BUCKETS = 16384 -- SEEN_BUCKETS: seen buckets of a room
 local MAX_SWEEP = 16 -- MAX_SWEEP: most seen buckets one call checks
 local CATCH_UP_US = 1000000 -- CATCH_UP_US: how far an unpolled room catches up on its pace
 local ENDED_KEEP_MS = 86400000 -- ENDED_KEEP_MS: how long an admin's "end session" keeps a visitor out
+
+-- seenBucketOf: a visitor's seen bucket.
+local function bucketOf(visitor)
+  local h = 0
+  for i = 1, #visitor do h = (h * 31 + string.byte(visitor, i)) % BUCKETS end
+  return h
+end
