@@ -5,7 +5,6 @@
 import { type Context, Hono } from 'hono'
 import { safeEqual } from '../src/core/compare.js'
 import { AnteroomError, isAnteroomError } from '../src/core/errors.js'
-import { etaSeconds } from '../src/core/eta.js'
 import { parseRoomSettings, type RoomSettings, SETTINGS_SCHEMA } from '../src/core/settings.js'
 import { readCookie, serializeCookie } from '../src/http/cookies.js'
 import { renderError } from '../src/http/errors.js'
@@ -391,7 +390,17 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
         active: s.active,
         admittedLastMinute: s.admittedLastMinute,
         ratePerMinute: s.admittedLastMinute,
-        etaBackOfLineSeconds: s.waiting === 0 ? 0 : etaSeconds(s.waiting, s.admittedLastMinute),
+        // The wait of the last in line, as this edge estimates it (core/eta.ts), in whole seconds.
+        etaBackOfLineSeconds:
+          s.waiting === 0
+            ? 0
+            : r.settings.mode === 'fifo'
+              ? (deps.rooms.estimate(
+                  r.settings,
+                  { position: s.waiting, waiting: s.waiting, admittedLastMinute: s.admittedLastMinute, now: s.now },
+                  false,
+                )?.seconds ?? null)
+              : null,
         abandonedLastMinute: s.abandonedLastMinute,
         store,
         at: s.now,

@@ -97,9 +97,11 @@ async function runSequence(
         return null
       }
     } else if (roll < 0.87) {
-      op = 'watch'
+      // As an edge looks (core/eta.ts lookFor): ranks over the active set, the last, and some visitors.
+      const look = { ranks: [0, 1, 2, -1, -2, 7], visitors: visitors.length > 0 ? [r.pick(visitors), r.pick(visitors), 'nobody'] : [] }
+      op = `watch ${JSON.stringify(look)}`
       const at = now
-      run = (s) => s.watch(room, at - 60_000)
+      run = (s) => s.watch(room, at - 60_000, undefined, look)
     } else if (roll < 0.88) {
       op = 'end-all'
       const at = now
@@ -119,7 +121,7 @@ async function runSequence(
       run = (s) => s.stats(room, at)
     }
     const [ra, rb] = [await run(a), await run(b)]
-    if (op === 'watch') {
+    if (op.startsWith('watch')) {
       const w = ra as { life: { epoch: number } | null; active: number }
       // A store that forgot shows no life; the edge keeps what it saw (src/http/room-directory.ts).
       if (w.life !== null) view = w

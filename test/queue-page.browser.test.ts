@@ -191,7 +191,9 @@ async function pollsQuietly(o: {
   expect(res?.headers().refresh).toBe('2')
   expect(await text(page, '#position')).toBe('2')
   expect(await text(page, '#ahead')).toBe('1')
-  expect(await text(page, '#eta')).toBe('about 2 minutes')
+  // One slot, A's for a 10-minute session, then B's: the browser's turn is about 20 minutes away.
+  expect(await text(page, '#eta')).toBe('about 20 minutes')
+  expect(await text(page, '#eta-range')).toMatch(/— an estimate$/)
   await expect.poll(async () => (await context.cookies()).some((c) => c.name === 'anteroom_js' && c.value === '1'), PAGE_WAIT).toBe(true)
   // ...which reloads the page once; from then on the page is served without it and the script polls.
   await expect.poll(() => seen.navigations, PAGE_WAIT).toBe(2)
@@ -205,6 +207,12 @@ async function pollsQuietly(o: {
   // A's session runs out: the next poll lets B in and the browser moves up, in place.
   await o.advance(601_000)
   await expect.poll(() => text(page, '#position'), PAGE_WAIT).toBe('1')
+  // The estimate moves with it, in place, from the edge's next look at the room (once a second of its
+  // clock). B was let in while away and has not come for it, so the slot is theirs until an hour
+  // (abandonAfterSeconds) after their last poll: about 50 minutes from now.
+  await o.advance(1000)
+  await expect.poll(() => text(page, '#eta'), PAGE_WAIT).toBe('about 50 minutes')
+  expect(await text(page, '#eta-range')).toMatch(/^Between .+ — an estimate$/)
   expect(await text(page, '#ahead')).toBe('0')
   expect(await text(page, '#waiting')).toBe('1')
   const progress = page.locator('#progress')
@@ -245,8 +253,12 @@ describe('the queue page in headless Chromium', () => {
     expect(await text(page, '#position')).toBe('1,234')
     expect(await text(page, '#ahead')).toBe('1,233')
     expect(await text(page, '#waiting')).toBe('1,234')
-    // 10 admitted in the last minute: 1,234 places at 10 a minute.
-    expect(await text(page, '#eta')).toBe('about 2 h 3 min')
+    // The 10 inside hold the room (10 at once) for their 10-minute sessions: the line moves 10 at a time
+    // as sessions end, each slot held 10 min 15 s (a session from when its visitor collects it, half a
+    // 30-s refresh after the grant): 1,234 places are about 123 rounds. (By the last minute's 10
+    // admissions it said 2 h 3 min.)
+    expect(await text(page, '#eta')).toBe('about 21 h 11 min')
+    expect(await text(page, '#eta-range')).toMatch(/^Between \d+ h( \d+ min)? and \d+ h( \d+ min)? — an estimate$/)
     const progress = page.locator('progress#progress')
     expect(await progress.getAttribute('max')).toBe('1234')
     expect(await progress.getAttribute('value')).toBe('1')

@@ -22,25 +22,53 @@ describe('decideVisit', () => {
     expect(decideVisit(room({ mode: 'closed' }), { kind: 'not-asked' }, 123, NOW)).toEqual({
       kind: 'wait',
       httpStatus: 200,
-      status: { room: 'sale', state: 'closed', position: null, ahead: null, waiting: null, etaSeconds: null, refreshSeconds: 20 },
+      status: {
+        room: 'sale',
+        state: 'closed',
+        position: null,
+        ahead: null,
+        waiting: null,
+        etaSeconds: null,
+        etaRange: null,
+        refreshSeconds: 20,
+      },
     })
   })
 
-  it('keeps a queued visitor waiting with their place, the people ahead and the ETA from the rate', () => {
-    const verdict = decideVisit(room(), { kind: 'polled', result: { state: 'queued', arrival: 5, position: 4, waiting: 9, ...T } }, 5, NOW)
+  it("keeps a queued visitor waiting with their place, the people ahead and the estimate of their wait (the edge's, from the poll)", () => {
+    const asked: unknown[] = []
+    const estimate = (poll: unknown) => {
+      asked.push(poll)
+      return { seconds: 80, low: 60, high: 120 }
+    }
+    const result = { state: 'queued', arrival: 5, position: 4, waiting: 9, ...T } as const
+    const verdict = decideVisit(room(), { kind: 'polled', result }, 5, NOW, estimate)
     expect(verdict).toEqual({
       kind: 'wait',
       httpStatus: 200,
-      status: { room: 'sale', state: 'queued', position: 4, ahead: 3, waiting: 9, etaSeconds: 8, refreshSeconds: 20 },
+      status: { room: 'sale', state: 'queued', position: 4, ahead: 3, waiting: 9, etaSeconds: 80, etaRange: [60, 120], refreshSeconds: 20 },
       place: { arrival: 5, expires: NOW + 60_000, maxAgeSeconds: 60 },
     })
+    expect(asked).toEqual([result])
   })
 
-  it('gives no ETA while paused, and none before anyone was admitted', () => {
-    const paused = decideVisit(room(), { kind: 'polled', result: { state: 'paused', arrival: 5, position: 1, waiting: 1, ...T } }, 5, NOW)
-    expect(paused).toMatchObject({ kind: 'wait', status: { state: 'paused', etaSeconds: null } })
-    const unmeasured = { state: 'queued', arrival: 5, position: 2, waiting: 2, admittedLastMinute: 0, now: NOW, life: LIFE } as const
-    expect(decideVisit(room(), { kind: 'polled', result: unmeasured }, 5, NOW)).toMatchObject({ status: { etaSeconds: null } })
+  it('gives no ETA while paused or recovering (nobody is let in), nor when nothing can be estimated', () => {
+    const estimate = () => ({ seconds: 80, low: 60, high: 120 })
+    for (const state of ['paused', 'recovering'] as const) {
+      const verdict = decideVisit(
+        room(),
+        { kind: 'polled', result: { state, arrival: 5, position: 1, waiting: 1, ...T } },
+        5,
+        NOW,
+        estimate,
+      )
+      expect(verdict).toMatchObject({ kind: 'wait', status: { state, etaSeconds: null, etaRange: null } })
+    }
+    const queued = { state: 'queued', arrival: 5, position: 2, waiting: 2, admittedLastMinute: 0, now: NOW, life: LIFE } as const
+    expect(decideVisit(room(), { kind: 'polled', result: queued }, 5, NOW, () => null)).toMatchObject({
+      status: { etaSeconds: null, etaRange: null },
+    })
+    expect(decideVisit(room(), { kind: 'polled', result: queued }, 5, NOW)).toMatchObject({ status: { etaSeconds: null } })
   })
 
   it('admits on the store clock: the session the store granted', () => {
@@ -54,7 +82,16 @@ describe('decideVisit', () => {
     } as const
     expect(decideVisit(room(), { kind: 'polled', result }, 7_000, NOW)).toEqual({
       kind: 'admit',
-      status: { room: 'sale', state: 'admitted', position: 0, ahead: 0, waiting: null, etaSeconds: 0, refreshSeconds: 20 },
+      status: {
+        room: 'sale',
+        state: 'admitted',
+        position: 0,
+        ahead: 0,
+        waiting: null,
+        etaSeconds: 0,
+        etaRange: [0, 0],
+        refreshSeconds: 20,
+      },
       session: { arrival: 7_000, expires: NOW + 600_000, now: NOW - 5 },
     })
   })
@@ -63,7 +100,16 @@ describe('decideVisit', () => {
     expect(decideVisit(room({ onStoreError: 'closed' }), { kind: 'unavailable' }, 5, NOW)).toEqual({
       kind: 'wait',
       httpStatus: 503,
-      status: { room: 'sale', state: 'busy', position: null, ahead: null, waiting: null, etaSeconds: null, refreshSeconds: 20 },
+      status: {
+        room: 'sale',
+        state: 'busy',
+        position: null,
+        ahead: null,
+        waiting: null,
+        etaSeconds: null,
+        etaRange: null,
+        refreshSeconds: 20,
+      },
     })
   })
 

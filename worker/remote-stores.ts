@@ -77,7 +77,7 @@ export function remoteStores(dispatch: Dispatch, options: RemoteOptions): Stores
     poll: (input) => send(`${room(input.room)}:${shardOf(input.visitor, options.pollShards)}`, 'queue', 'poll', [input]),
     renew: (input) => send(room(input.room), 'queue', 'renew', [input]),
     endSession: (id, visitor, now) => send(room(id), 'queue', 'endSession', [id, visitor, now]),
-    watch: (id, since, limit) => send(room(id), 'queue', 'watch', [id, since, limit]),
+    watch: (id, since, limit, look) => send(room(id), 'queue', 'watch', [id, since, limit, look]),
     allowAgain: (id, visitor) => send(room(id), 'queue', 'allowAgain', [id, visitor]),
     endAllSessions: (id, now) => send(room(id), 'queue', 'endAllSessions', [id, now]),
     stats: (id, now) => send(room(id), 'queue', 'stats', [id, now]),

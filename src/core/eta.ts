@@ -1,8 +1,579 @@
-// The wait a visitor is shown: from the admissions of the last minute, the same for the queue page,
-// the status JSON and the admin's "back of the line".
+// The wait a visitor is shown (the queue page, the status JSON, the admin's "back of the line"): when
+// the line will reach them, from how it really moves. The line moves by grants, and a grant needs two
+// things (core/admission.ts): the pace must have made it due (one per emission interval, at most
+// perSecondCap in any second) and a slot must be free (totalActiveUsers; a slot frees when a session's
+// expiry passes without a renewal). So the estimate for place p is the time of the p-th grant from now
+// under both: slots free now, then freeing at the sessions' expiries, then each granted slot held for
+// about a session before it frees again. It holds from the first admission, and when the room is full
+// the line moves as fast as sessions end, not at the configured rate.
+//
+// Every edge reads what this needs once a second per room, with the watch it already makes
+// (RoomDirectory, QueueStore.watch): the pace, the line's length, session expiries sampled by rank, the
+// expiries of a few sessions it follows, the running totals of admitted and dropped visitors and of
+// polls. From consecutive looks (observeLine) it learns how many sessions renew at their turn instead of
+// ending (and when, and for how long), how fast waiting visitors give up, and how much of the pace the
+// line really gets (grants happen only on polls). forecastLine turns one look into grant schedules
+// (once per look, when somebody asks); estimateWait reads a visitor's wait off them, with no store call.
+import type { RoomWatch, WatchLook } from '../ports/queue-store.js'
+import { emissionIntervalUs, perSecondCap } from './admission.js'
+import type { RoomSettings } from './settings.js'
 
-/** ETA from the admissions of the last minute; unknown until something was admitted. */
-export function etaSeconds(position: number, admittedLastMinute: number): number | null {
-  if (admittedLastMinute <= 0) return null
-  return Math.ceil(position / (admittedLastMinute / 60))
+/** Session expiries sampled at each look, by rank, besides the last. */
+export const EXPIRY_SAMPLES = 16
+/** Most grants a forecast works out one by one; past them it goes on at the steady rate. */
+export const MAX_FORECAST = 20_000
+/** Most expiries a forecast keeps apart; more are taken in equal bunches. */
+const MAX_EXPIRY_EVENTS = 4096
+/** How long the drops the looks observed are remembered: a decay time, ms. */
+const MEMORY_MS = 120_000
+/** Most sessions followed from look to look, to see whether they renew. */
+export const FOLLOWED = 64
+/** Followed sessions that reached their turn before the share of renewals is taken from them. */
+const MIN_TURNS = 4
+/** The window of admittedLastMinute. */
+const MINUTE_MS = 60_000
+/** How far back the poll rate is measured. */
+const POLL_RATE_MS = 3000
+
+/** A visitor's wait: the estimate and a range around it, seconds. */
+export interface WaitEstimate {
+  seconds: number
+  low: number
+  high: number
+}
+
+/** What a forecast starts from: one look at a room, and what the looks before it taught. */
+export interface LineSnapshot {
+  /** When the look was taken, store ms. */
+  at: number
+  waiting: number
+  active: number
+  /** Session expiries [rank, ms] by rank, ascending (the last rank is active - 1). */
+  expiries: readonly (readonly [number, number])[]
+  lastSlotUs: number | null
+  reserved: number
+  reservedUntil: number
+  /** Of the sessions that reached their turn, the share that renewed instead of ending... */
+  renewShare: number
+  /** ...and how much later a renewed one then ended, on average (ms)... */
+  extendMs: number
+  /** ...and how long before its expiry each renewed (ms), ascending: when renewals come in a turn. */
+  renewLeadsMs: readonly number[]
+  /** Waiting visitors dropped for not polling, per waiting visitor and second. */
+  dropRate: number
+  /** Polls the store answered per second lately (grants happen only on polls). */
+  pollRate: number
+  /** The share of the pace the line gets, as measured lately (1 until it can be). */
+  paceShare: number
+  /** The admitted total and more at this and recent looks (store ms), oldest first, a minute back. */
+  admittedAt: readonly Look[]
+}
+
+/** A look's time (store ms), the admitted total then, the polls answered in the room's life by then, who waited, the free slots. */
+type Look = readonly [at: number, admitted: number, polls: number, waiting: number, free: number]
+
+/** The looks at a room so far, as the edge keeps them. */
+export interface LineObservation {
+  snapshot: LineSnapshot
+  /** Which life of the room the totals count (a new life starts them again). */
+  epoch: number | undefined
+  abandoned: number
+  /** Decaying sums: visitors dropped, and waiting visitors × seconds. */
+  dropped: number
+  exposure: number
+  /** Sessions followed from look to look: visitor → their expiry when last seen (ms). */
+  followed: ReadonlyMap<string, number>
+  /** Decaying counts of followed sessions at their turn: renewed, and ended; and the ms the renewals added. */
+  renewed: number
+  ended: number
+  extended: number
+  /** How long before their expiry the latest renewals came (ms). */
+  leads: readonly number[]
+  /** The share of the pace last measured, and when. */
+  pace: { share: number; at: number } | undefined
+}
+
+/**
+ * What the next look samples: ranks spread over the active set as the last look saw it, and the last
+ * one; and the sessions followed (in their order, which observeLine reads the answer in).
+ */
+export function lookFor(prev: LineObservation | undefined): WatchLook {
+  const active = prev?.snapshot.active ?? 0
+  const ranks = new Set<number>([0])
+  for (let i = 1; i < EXPIRY_SAMPLES && active > 1; i++) ranks.add(Math.round((i * (active - 1)) / (EXPIRY_SAMPLES - 1)))
+  return { ranks: [...ranks, -1], visitors: prev === undefined ? [] : [...prev.followed.keys()] }
+}
+
+/** How many of the active set's entries expire by `t` (ms), interpolated between the sampled ranks. */
+export function expiredBy(s: Pick<LineSnapshot, 'active' | 'expiries'>, t: number): number {
+  const e = s.expiries
+  const first = e[0]
+  if (first === undefined || t < first[1]) return 0
+  let lo = 0
+  let hi = e.length - 1
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1
+    if ((e[mid] as readonly [number, number])[1] <= t) lo = mid
+    else hi = mid - 1
+  }
+  const [ra, ea] = e[lo] as readonly [number, number]
+  const next = e[lo + 1]
+  if (next === undefined) return Math.min(s.active, ra + 1)
+  const [rb, eb] = next
+  return ra + 1 + ((rb - ra - 1) * (t - ea)) / (eb - ea)
+}
+
+/** The expiry of the entry at `rank` (fractional ranks too), interpolated between the sampled ranks. */
+function expiryAt(e: readonly (readonly [number, number])[], rank: number): number {
+  let lo = 0
+  let hi = e.length - 1
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1
+    if ((e[mid] as readonly [number, number])[0] <= rank) lo = mid
+    else hi = mid - 1
+  }
+  const [ra, ea] = e[lo] as readonly [number, number]
+  const next = e[lo + 1]
+  if (next === undefined || rank <= ra) return ea
+  const [rb, eb] = next
+  return ea + ((eb - ea) * (rank - ra)) / (rb - ra)
+}
+
+/**
+ * One more look at a room (`at`, store ms; `w` answers lookFor(prev)): the snapshot to forecast from,
+ * and what the looks so far say about how sessions and visitors behave.
+ *
+ * Renewals: the look follows a few sessions sampled by rank, from when they are seen until their turn
+ * comes (the expiry they had then): a session renewed by then has a later expiry (by how much is the
+ * extension), and is followed to its next turn; one that ended has none, or the same (not swept yet).
+ * A session gone before its turn was ended by an admin, and does not count. Counting both at the turn
+ * keeps renewals (which come earlier, from half a session on) from being counted before the ends.
+ * Only entries whose expiry is more than abandonAfter away are taken up: an admission not yet
+ * collected expires abandonAfter after its visitor's last poll, and its collection is no renewal.
+ * Turns are sampled uniformly, so the share that renewed is the chance that a session renews at its
+ * turn, as the forecast takes it (each one independently).
+ *
+ * Drops: visitors dropped for not polling (the running total) per waiting visitor and second.
+ */
+export function observeLine(prev: LineObservation | undefined, w: RoomWatch, at: number, room: RoomSettings): LineObservation {
+  const sessionMs = room.sessionDurationSeconds * 1000
+  const epoch = w.life?.epoch
+  const same = prev !== undefined && prev.epoch === epoch && at > prev.snapshot.at
+  const keep = MINUTE_MS + 2000
+  const history: Look[] = [
+    ...(same ? prev.snapshot.admittedAt.filter(([t]) => t >= at - keep) : []),
+    [at, w.admitted, w.life?.seq ?? 0, w.waiting, room.totalActiveUsers - w.active - w.reserved],
+  ]
+  const decay = same ? Math.exp(-(at - prev.snapshot.at) / MEMORY_MS) : 0
+  let renewed = same ? prev.renewed * decay : 0
+  let ended = same ? prev.ended * decay : 0
+  let extended = same ? prev.extended * decay : 0
+  const followed = new Map<string, number>()
+  const leads = same ? [...prev.leads] : []
+  if (same) {
+    let i = 0
+    for (const [visitor, turn] of prev.followed) {
+      const now = w.tracked[i++]
+      if (at < turn) {
+        // Before its turn: a renewal is counted when the turn comes; a session gone already was ended by an admin.
+        if (now !== null && now !== undefined) followed.set(visitor, turn)
+      } else if (now === null || now === undefined || now <= turn) ended++
+      else {
+        renewed++
+        extended += now - turn
+        // Renewed at now - session, which was this long before the turn.
+        leads.push(Math.min(sessionMs, Math.max(0, sessionMs - (now - turn))))
+        followed.set(visitor, now)
+      }
+    }
+  }
+  for (const [, expiry, visitor] of w.expiries) {
+    if (followed.size >= FOLLOWED) break
+    if (expiry > at + room.abandonAfterSeconds * 1000 + 1000 && !followed.has(visitor)) followed.set(visitor, expiry)
+  }
+  // The share of the pace measured now, or lately (while the line is short or the room full, it cannot be).
+  const measured = measuredPace(history, room)
+  const pace = measured !== undefined ? { share: measured, at } : same && prev.pace && at - prev.pace.at < MINUTE_MS ? prev.pace : undefined
+  const renewShare = renewed + ended >= MIN_TURNS ? Math.min(0.9, renewed / (renewed + ended)) : 0
+  let { dropped, exposure } = same ? prev : { dropped: 0, exposure: 0 }
+  if (same) {
+    const before = prev.snapshot
+    dropped = dropped * decay + Math.max(0, w.abandoned - prev.abandoned)
+    exposure = exposure * decay + ((before.waiting + w.waiting) / 2) * ((at - before.at) / 1000)
+  }
+  const snapshot: LineSnapshot = {
+    at,
+    waiting: w.waiting,
+    active: w.active,
+    expiries: w.expiries.map(([rank, expiry]) => [rank, expiry] as const),
+    lastSlotUs: w.lastSlotUs,
+    reserved: w.reserved,
+    reservedUntil: w.reservedUntil,
+    renewShare,
+    extendMs: renewed > 0.5 ? extended / renewed : sessionMs / 2,
+    renewLeadsMs: leads.slice(-FOLLOWED).sort((a, b) => a - b),
+    dropRate: exposure > 0 ? dropped / exposure : 0,
+    pollRate: pollRate(history),
+    paceShare: pace?.share ?? 1,
+    admittedAt: history,
+  }
+  return {
+    snapshot,
+    epoch,
+    abandoned: w.abandoned,
+    dropped,
+    exposure,
+    followed,
+    renewed,
+    ended,
+    extended,
+    leads: leads.slice(-FOLLOWED),
+    pace,
+  }
+}
+
+/**
+ * The share of the pace the line really got lately: grants happen only on polls, and visitors who
+ * arrived together poll together, a refresh apart; when no poll comes for longer than the pace's credit
+ * (a second), the time beyond is lost (core/admission.ts). Measured over the last two refreshes (or
+ * as long as ten grants take, up to a minute), while the line never ran short (at least a refresh's
+ * worth of grants waiting) and never filled the room.
+ */
+function measuredPace(history: readonly Look[], room: RoomSettings): number | undefined {
+  const interval = emissionIntervalUs(room.newUsersPerMinute) / 1000
+  const refresh = room.refreshSeconds * 1000
+  const window = Math.min(MINUTE_MS, Math.max(2000, 2 * refresh, 10 * interval))
+  const last = history[history.length - 1] as Look
+  const looks = history.filter(([t]) => t >= last[0] - window - 500)
+  const from = looks[0] as Look
+  if (last[0] - from[0] < 0.8 * window) return undefined
+  if (looks.some(([, , , waiting, free]) => waiting < Math.max(3, refresh / interval) || free < 1)) return undefined
+  // Paced grants come evenly: within two of the whole pace (the window's edges), it is the whole pace.
+  const expected = (last[0] - from[0]) / interval
+  const share = (last[1] - from[1]) / expected
+  if (expected < 8) return undefined
+  return share >= 1 - 2 / expected ? 1 : Math.max(0.2, share)
+}
+
+/** Polls per second over the last few seconds of looks. */
+function pollRate(history: readonly Look[]): number {
+  const last = history[history.length - 1] as Look
+  const from = history.find(([t]) => t >= last[0] - POLL_RATE_MS) as Look
+  return last[0] > from[0] ? ((last[2] - from[2]) * 1000) / (last[0] - from[0]) : 0
+}
+
+/** The admitted total at `t`, between the looks that saw it. */
+function admittedBy(history: readonly Look[], t: number): number {
+  let before = history[0] as Look
+  for (const look of history) {
+    if (look[0] >= t) {
+      if (look[0] === before[0]) return look[1]
+      return before[1] + ((look[1] - before[1]) * (t - before[0])) / (look[0] - before[0])
+    }
+    before = look
+  }
+  return before[1]
+}
+
+/** A look at a room that nobody has taken yet: nothing active, nobody waiting, no pace. */
+export function emptySnapshot(at: number): LineSnapshot {
+  return {
+    at,
+    waiting: 0,
+    active: 0,
+    expiries: [],
+    lastSlotUs: null,
+    reserved: 0,
+    reservedUntil: 0,
+    renewShare: 0,
+    extendMs: 0,
+    renewLeadsMs: [],
+    dropRate: 0,
+    pollRate: 0,
+    paceShare: 1,
+    admittedAt: [],
+  }
+}
+
+/** How the sessions behave in one forecast, and how much of the pace the line gets. */
+interface Plan {
+  paceShare: number
+  /** Added to every current expiry (the high end: each session renews once more). */
+  shiftMs: number
+  /** From a grant until its slot frees, when nobody renews. */
+  holdMs: number
+  /** The share of sessions that renew at each expiry, and how much later a renewed one ends. */
+  renew: number
+  extendMs: number
+}
+
+/** The times (store ms) of the next grants from the look on; past `count`, one every `tailMs`. */
+interface Schedule {
+  times: Float64Array
+  count: number
+  tailMs: number
+}
+
+/**
+ * The grants from the look on, one by one, as the rule makes them (core/admission.ts): each at the
+ * first time the pace has made it due (one emission interval after the last slot, at most one second of credit),
+ * no more than perSecondCap in any second, and a slot is free. Slots come as an amount: the free ones,
+ * each live session's at its expiry (or, for the share that renews, one or more renewals later), the
+ * reserved ones when the reservation ends, and each grant's own slot a hold later.
+ */
+function schedule(s: LineSnapshot, room: RoomSettings, plan: Plan, count: number): Schedule {
+  const interval = emissionIntervalUs(room.newUsersPerMinute) / 1000 / plan.paceShare
+  const cap = perSecondCap(room.newUsersPerMinute)
+  const start = s.at
+  const q = Math.min(0.9, Math.max(0, plan.renew))
+  const levels = q > 0.001 ? 4 : 1
+  const mass = Array.from({ length: levels }, (_, m) => (m < levels - 1 ? q ** m * (1 - q) : q ** m))
+  // After a first renewal, the later turns as for any session.
+  const later = mass.map((_, m) => (m === 0 ? 0 : (mass[m] as number) / q))
+  const session = room.sessionDurationSeconds * 1000
+  const leads = s.renewLeadsMs
+  // The live sessions' expiries, in bunches of equal size when there are many. A session that has not
+  // renewed although its turn is close may yet, only if renewals come that late: the chance is q
+  // among the renewers whose renewal is still ahead (Bayes), 0 past them all.
+  const stillAhead = (remaining: number) => {
+    if (leads.length === 0) return remaining >= session / 2 ? 1 : 0
+    let n = 0
+    while (n < leads.length && (leads[n] as number) < remaining) n++
+    return n / leads.length
+  }
+  const firstLive = Math.min(s.active, Math.ceil(expiredBy(s, start)))
+  const live = s.active - firstLive
+  const bunches = Math.min(live, MAX_EXPIRY_EVENTS)
+  const bunch = bunches > 0 ? live / bunches : 0
+  const expiries = new Float64Array(bunches)
+  const endsNow = new Float64Array(bunches)
+  const renews = new Float64Array(bunches)
+  for (let j = 0; j < bunches; j++) {
+    const rank = firstLive + (bunch === 1 ? j : (j + 0.5) * bunch - 0.5)
+    const expiry = Math.max(start, expiryAt(s.expiries, rank))
+    expiries[j] = expiry + plan.shiftMs
+    const f = q > 0 ? stillAhead(expiry - start) : 0
+    const renew = f > 0 ? (q * f) / (1 - q + q * f) : 0
+    endsNow[j] = bunch * (1 - renew)
+    renews[j] = bunch * renew
+  }
+  const reserving = s.reserved > 0 && s.reservedUntil > start
+  let reserved = reserving ? s.reserved : 0
+  let free = room.totalActiveUsers - reserved - live
+  const times = new Float64Array(count)
+  const expiryHead = new Int32Array(levels)
+  const grantHead = new Int32Array(levels)
+  // When the next admission is due (dueAdmissions: the last slot and an interval, or a second's credit).
+  let due = s.lastSlotUs === null ? start - 1000 : Math.max(s.lastSlotUs / 1000 + interval, start - 1000)
+  let prev = start
+  let slot = start
+  for (let k = 0; k < count; k++) {
+    while (free < 1 - 1e-9) {
+      let best = Number.POSITIVE_INFINITY
+      let kind = -1
+      let level = 0
+      for (let m = 0; m < levels; m++) {
+        const e = expiryHead[m] as number
+        if (e < bunches && (expiries[e] as number) + m * plan.extendMs < best) {
+          best = (expiries[e] as number) + m * plan.extendMs
+          kind = 0
+          level = m
+        }
+        const g = grantHead[m] as number
+        if (g < k && (times[g] as number) + plan.holdMs + m * plan.extendMs < best) {
+          best = (times[g] as number) + plan.holdMs + m * plan.extendMs
+          kind = 1
+          level = m
+        }
+      }
+      if (reserved > 0 && s.reservedUntil < best) {
+        best = s.reservedUntil
+        kind = 2
+      }
+      // No slot will ever free (a room with no room at all): no more grants.
+      if (kind < 0) return { times, count: k, tailMs: Number.POSITIVE_INFINITY }
+      if (kind === 0) {
+        const e = expiryHead[level] as number
+        free += level === 0 ? (endsNow[e] as number) : (renews[e] as number) * (later[level] as number)
+        expiryHead[level] = e + 1
+      } else if (kind === 1) {
+        free += mass[level] as number
+        grantHead[level] = (grantHead[level] as number) + 1
+      } else {
+        free += reserved
+        reserved = 0
+      }
+      slot = best
+    }
+    let t = Math.max(prev, slot, due)
+    if (k >= cap) t = Math.max(t, (times[k - cap] as number) + 1000)
+    times[k] = t
+    due = Math.max(due, t - 1000) + interval
+    free -= 1
+    prev = t
+  }
+  // Past the grants worked out: the steady rate, the pace or the slots cycling, whichever is slower.
+  const hold = plan.holdMs + (q > 0 ? (plan.extendMs * q) / (1 - q) : 0)
+  const tailMs = room.totalActiveUsers > 0 ? Math.max(interval, hold / room.totalActiveUsers) : Number.POSITIVE_INFINITY
+  return { times, count, tailMs }
+}
+
+/** The grant schedules worked out from one look: the estimate, and the two ends of the range. */
+export interface LineForecast {
+  at: number
+  waiting: number
+  /** The admitted total at recent looks, the look's last. */
+  admittedAt: readonly Look[]
+  pollRate: number
+  intervalMs: number
+  cap: number
+  refreshMs: number
+  dropRate: number
+  point: Schedule
+  low: Schedule
+  high: Schedule
+}
+
+/**
+ * Forecasts the room's grants from a look. The estimate: sessions end at their expiry, or renew as
+ * the looks saw them renew (each renewal half a session later), and a granted slot is held a session
+ * from when its visitor collects the admission (half a refresh on average). The low end: nobody
+ * renews, a slot is held exactly a session. The high end: every session renews once more (its slot
+ * frees a session after its expiry), and a granted slot is held two sessions and a refresh.
+ */
+export function forecastLine(s: LineSnapshot, room: RoomSettings): LineForecast {
+  const session = room.sessionDurationSeconds * 1000
+  const refresh = room.refreshSeconds * 1000
+  const count = Math.min(MAX_FORECAST, s.waiting + 1024)
+  const renewed = { renew: s.renewShare, extendMs: s.extendMs }
+  return {
+    at: s.at,
+    waiting: s.waiting,
+    admittedAt: s.admittedAt,
+    pollRate: s.pollRate,
+    intervalMs: emissionIntervalUs(room.newUsersPerMinute) / 1000,
+    cap: perSecondCap(room.newUsersPerMinute),
+    refreshMs: refresh,
+    dropRate: s.dropRate,
+    point: schedule(s, room, { paceShare: s.paceShare, shiftMs: 0, holdMs: session + refresh / 2, ...renewed }, count),
+    low: schedule(s, room, { paceShare: 1, shiftMs: 0, holdMs: session, renew: 0, extendMs: 0 }, count),
+    high: schedule(s, room, { paceShare: s.paceShare, shiftMs: session, holdMs: 2 * session + refresh, ...renewed }, count),
+  }
+}
+
+/** How many of the schedule's grants are due by `t`. */
+function grantsBy(s: Schedule, t: number): number {
+  let lo = 0
+  let hi = s.count
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1
+    if ((s.times[mid] as number) <= t) lo = mid + 1
+    else hi = mid
+  }
+  if (lo === s.count && s.count > 0 && Number.isFinite(s.tailMs)) lo += Math.floor((t - (s.times[s.count - 1] as number)) / s.tailMs)
+  return lo
+}
+
+/** The time of the schedule's n-th grant (1-based; fractional n in between); null if it never comes. */
+function timeOf(s: Schedule, n: number): number | null {
+  if (s.count === 0) return null
+  if (n <= 1) return s.times[0] as number
+  if (n <= s.count) {
+    const a = Math.floor(n)
+    const b = Math.ceil(n)
+    const ta = s.times[a - 1] as number
+    return ta + ((s.times[b - 1] as number) - ta) * (n - a)
+  }
+  if (!Number.isFinite(s.tailMs)) return null
+  return (s.times[s.count - 1] as number) + (n - s.count) * s.tailMs
+}
+
+/** What a queued visitor's poll answered, which their estimate starts from. */
+export interface QueuedPoll {
+  position: number
+  waiting: number
+  admittedLastMinute: number
+  /** Store ms. */
+  now: number
+}
+
+/**
+ * How many grants there were between the look and the poll: the admitted total then and now. The
+ * total now is the minute's admissions the poll reports plus the total a minute ago, between the
+ * looks that saw it; undefined if the looks do not reach that far back (an edge that started mid-sale).
+ */
+function grantsSinceLook(f: LineForecast, poll: QueuedPoll): number | undefined {
+  const first = f.admittedAt[0]
+  const last = f.admittedAt[f.admittedAt.length - 1]
+  if (first === undefined || last === undefined) return undefined
+  if (first[1] > 0 && first[0] > poll.now - MINUTE_MS) return undefined
+  return Math.max(0, Math.round(poll.admittedLastMinute + admittedBy(f.admittedAt, poll.now - MINUTE_MS) - last[1]))
+}
+
+/**
+ * What the line loses when it is short: grants happen only on polls, and the pace keeps at most a
+ * second of credit (core/admission.ts), so when no poll comes for longer than that, the time beyond
+ * is lost. Polls come from those waiting (each every refresh) and from newcomers (per ms); taken as
+ * random (rate λ), a grant takes on average I + e^(−λ·1 s)/λ when the interval I is a second or more,
+ * and I / (1 − e^(−λ·w)) when several fit in the credit (w: a second and half an interval). Returns
+ * the extra ms until the visitor's grant, the line shrinking as it goes.
+ */
+function shortLineMs(position: number, waiting: number, newcomers: number, f: LineForecast): number {
+  const { refreshMs, intervalMs } = f
+  let extra = 0
+  for (let j = position - 1; j >= 0; j--) {
+    const lambda = newcomers + Math.max(1, waiting - j) / refreshMs
+    const lost =
+      intervalMs >= 1000 ? Math.exp(-lambda * 1000) / lambda : intervalMs / (1 - Math.exp(-lambda * (1000 + intervalMs / 2))) - intervalMs
+    // Longer lines lose less; past a thousandth of an interval, nothing worth counting.
+    if (lost < intervalMs / 1000) break
+    extra += lost
+  }
+  return extra
+}
+
+/**
+ * The wait of the visitor at `poll.position` at `poll.now` (store ms), from a forecast: their grant
+ * is the position-th after the grants since the look (from the admitted totals; without them, those
+ * the forecast expected by now, no more than were waiting at the look). Those ahead who stop polling
+ * leave the line at the rate the looks saw (the low end: twice that; the high end: nobody leaves). The
+ * pace has at most perSecondCap of credit, less what went since the look, however old the look; and a
+ * short line loses time between polls (the estimate and the high end). With `polls` (a visitor who
+ * polls every refreshSeconds), the wait ends at the first of their polls at or after their grant, so it
+ * is a whole number of refreshes, and the range has a poll of slack either way; without, whole seconds.
+ */
+export function estimateWait(f: LineForecast, poll: QueuedPoll, polls = true): WaitEstimate | null {
+  const { position, now } = poll
+  const since = grantsSinceLook(f, poll)
+  const credit = Math.max(0, f.cap - (since ?? 0))
+  // Newcomers poll too: the polls the looks saw beyond those of the line, or the arrivals since the look.
+  const waiting = Math.max(position, poll.waiting)
+  const arrived = since === undefined ? 0 : (waiting + since - f.waiting) / Math.max(500, now - f.at)
+  const newcomers = Math.max(0, f.pollRate / 1000 - waiting / f.refreshMs, arrived)
+  const short = shortLineMs(position, waiting, newcomers, f)
+  const wait = (s: Schedule, dropRate: number, extra: number): number | null => {
+    const done = since ?? Math.min(f.waiting, grantsBy(s, now))
+    let at = timeOf(s, done + position)
+    if (at === null) return null
+    let ahead = position
+    if (dropRate > 0 && at > now) {
+      // The line ahead shrinks by grants and by drops: x' = -rate - dropRate·x.
+      const x = (dropRate * (at - now)) / 1000
+      ahead = (position * Math.log1p(x)) / x
+      at = timeOf(s, done + ahead) as number
+    }
+    return Math.max(at, now + Math.max(0, ahead - credit) * f.intervalMs) + extra - now
+  }
+  const point = wait(f.point, f.dropRate, short)
+  if (point === null) return null
+  const low = wait(f.low, 2 * f.dropRate, 0) ?? point
+  const high = wait(f.high, 0, short) ?? Number.POSITIVE_INFINITY
+  const seconds = (ms: number) =>
+    polls ? (Math.max(1, Math.ceil(ms / f.refreshMs - 1e-9)) * f.refreshMs) / 1000 : Math.max(1, Math.ceil(ms / 1000 - 1e-9))
+  const s = seconds(point)
+  // The range: the two ends of the forecast, a poll of slack either way (a visitor's timer drifts, and
+  // a grant near one of their polls may fall either side of it), and at least a fifth either way.
+  const slack = polls ? f.refreshMs : 0
+  const hi = Number.isFinite(high) ? seconds(high + slack) : s
+  return { seconds: s, low: Math.min(Math.floor(0.8 * s), seconds(low - slack)), high: Math.max(Math.ceil(1.2 * s), hi) }
 }

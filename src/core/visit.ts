@@ -2,7 +2,7 @@
 // answer and the clock alone: a pure function, so the rule reads (and tests) without HTTP or tokens.
 // The edge (src/http/visit.ts) asks the store, calls decideVisit, and signs what the verdict says.
 import type { PollResult } from '../ports/queue-store.js'
-import { etaSeconds } from './eta.js'
+import type { QueuedPoll, WaitEstimate } from './eta.js'
 import type { RoomSettings } from './settings.js'
 
 export type VisitorState = 'queued' | 'admitted' | 'paused' | 'closed' | 'busy' | 'ended' | 'recovering'
@@ -18,10 +18,18 @@ export interface VisitorStatus {
   position: number | null
   ahead: number | null
   waiting: number | null
-  /** null while the rate is unknown. */
+  /**
+   * The estimated wait, seconds: until the poll that lets the visitor in, if they poll every
+   * refreshSeconds (core/eta.ts). null while nothing can be estimated (paused, recovering, closed).
+   */
   etaSeconds: number | null
+  /** The range around etaSeconds, [low, high] seconds; null with it. */
+  etaRange: [number, number] | null
   refreshSeconds: number
 }
+
+/** A queued visitor's wait, from what their poll answered (core/eta.ts), or null if none can be estimated. */
+export type WaitEstimator = (poll: QueuedPoll) => WaitEstimate | null
 
 /** What the store said about the visitor. A closed room does not ask it. */
 export type PollOutcome = { kind: 'polled'; result: PollResult } | { kind: 'unavailable' } | { kind: 'not-asked' }
@@ -64,24 +72,44 @@ export function asksStore(room: RoomSettings): boolean {
 
 /** A status with no place in line: closed, busy, ended. */
 export function statusWithoutPlace(room: RoomSettings, state: 'closed' | 'busy' | 'ended'): VisitorStatus {
-  return { room: room.id, state, position: null, ahead: null, waiting: null, etaSeconds: null, refreshSeconds: room.refreshSeconds }
+  return {
+    room: room.id,
+    state,
+    position: null,
+    ahead: null,
+    waiting: null,
+    etaSeconds: null,
+    etaRange: null,
+    refreshSeconds: room.refreshSeconds,
+  }
 }
 
 export function admittedStatus(room: RoomSettings): VisitorStatus {
-  return { room: room.id, state: 'admitted', position: 0, ahead: 0, waiting: null, etaSeconds: 0, refreshSeconds: room.refreshSeconds }
+  return {
+    room: room.id,
+    state: 'admitted',
+    position: 0,
+    ahead: 0,
+    waiting: null,
+    etaSeconds: 0,
+    etaRange: [0, 0],
+    refreshSeconds: room.refreshSeconds,
+  }
 }
 
-/** The status of a visitor the store answered for. */
-export function statusOf(room: RoomSettings, result: PollResult): VisitorStatus {
+/** The status of a visitor the store answered for; a queued one's wait from `estimate` (none without). */
+export function statusOf(room: RoomSettings, result: PollResult, estimate?: WaitEstimator): VisitorStatus {
   if (result.state === 'admitted') return admittedStatus(room)
   if (result.state === 'ended') return statusWithoutPlace(room, 'ended')
+  const eta = result.state === 'queued' ? (estimate?.(result) ?? null) : null
   return {
     room: room.id,
     state: result.state,
     position: result.position,
     ahead: result.position - 1,
     waiting: result.waiting,
-    etaSeconds: result.state === 'queued' ? etaSeconds(result.position, result.admittedLastMinute) : null,
+    etaSeconds: eta?.seconds ?? null,
+    etaRange: eta === null ? null : [eta.low, eta.high],
     refreshSeconds: room.refreshSeconds,
   }
 }
@@ -90,8 +118,15 @@ export function statusOf(room: RoomSettings, result: PollResult): VisitorStatus 
  * The answer to a visit without an admission.
  * @param ticketArrival the arrival (µs) in the visitor's verified queue token, if any
  * @param now the edge's clock (ms): an open admission runs on it, everything else on the store's
+ * @param estimate a queued visitor's wait (the edge's RoomDirectory.estimate, from its last look at the room)
  */
-export function decideVisit(room: RoomSettings, outcome: PollOutcome, ticketArrival: number | undefined, now: number): Verdict {
+export function decideVisit(
+  room: RoomSettings,
+  outcome: PollOutcome,
+  ticketArrival: number | undefined,
+  now: number,
+  estimate?: WaitEstimator,
+): Verdict {
   if (outcome.kind === 'not-asked') return { kind: 'wait', status: statusWithoutPlace(room, 'closed'), httpStatus: 200 }
   const abandonMs = room.abandonAfterSeconds * 1000
   if (outcome.kind === 'unavailable') {
@@ -108,7 +143,7 @@ export function decideVisit(room: RoomSettings, outcome: PollOutcome, ticketArri
     }
   }
   const { result } = outcome
-  const status = statusOf(room, result)
+  const status = statusOf(room, result, estimate)
   if (result.state === 'admitted') {
     return { kind: 'admit', status, session: { arrival: result.arrival, expires: result.sessionExpires, now: result.now } }
   }

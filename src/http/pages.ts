@@ -23,6 +23,24 @@ export function formatEta(seconds: number | null): string {
   return `about ${hours} h ${rest} min`
 }
 
+/** A duration in whole minutes, for the ends of the range. */
+function minutesText(minutes: number): string {
+  if (minutes < 60) return `${minutes} min`
+  return minutes % 60 === 0 ? `${minutes / 60} h` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`
+}
+
+/** The range around the estimate, and that it is one: "Between 4 and 7 minutes — an estimate". */
+export function formatEtaRange(range: [number, number] | null): string {
+  if (range === null) return ''
+  const low = Math.round(range[0] / 60)
+  const high = Math.round(range[1] / 60)
+  if (high < 1) return 'Under a minute — an estimate'
+  if (low === high) return 'An estimate: it follows how fast the line moves'
+  if (low < 1) return `Up to ${high < 60 ? `${high} minute${high === 1 ? '' : 's'}` : minutesText(high)} — an estimate`
+  if (high < 60) return `Between ${low} and ${high} minutes — an estimate`
+  return `Between ${minutesText(low)} and ${minutesText(high)} — an estimate`
+}
+
 const STYLE = `
 :root{color-scheme:light dark;--bg:#f6f7fb;--card:#fff;--ink:#1c2030;--muted:#5b6275;--accent:#3056d3;--track:#e3e7f2;--line:#eceef5}
 @media (prefers-color-scheme:dark){:root{--bg:#11131a;--card:#1b1e28;--ink:#eef0f6;--muted:#a5abbd;--accent:#7d9bff;--track:#2c3142;--line:#272b38}}
@@ -45,13 +63,16 @@ document.cookie='anteroom_js=1; Path=/; SameSite=Lax; Max-Age=86400';
 var room=el.getAttribute('data-room'),every=Number(el.getAttribute('data-refresh'))*1000;
 function set(id,v){var n=document.getElementById(id);if(n)n.textContent=v}
 function eta(s){if(s===null)return 'unknown for now';if(s<60)return 'under a minute';var m=Math.round(s/60);if(m<60)return 'about '+m+' minute'+(m===1?'':'s');return 'about '+Math.floor(m/60)+' h '+(m%60)+' min'}
+function mins(m){return m<60?m+' min':m%60===0?m/60+' h':Math.floor(m/60)+' h '+(m%60)+' min'}
+function range(r){if(!r)return '';var l=Math.round(r[0]/60),h=Math.round(r[1]/60),e=' \u2014 an estimate';if(h<1)return 'Under a minute'+e;if(l===h)return 'An estimate: it follows how fast the line moves';
+if(l<1)return 'Up to '+(h<60?h+' minute'+(h===1?'':'s'):mins(h))+e;if(h<60)return 'Between '+l+' and '+h+' minutes'+e;return 'Between '+mins(l)+' and '+mins(h)+e}
 function tick(){fetch('/_anteroom/status?room='+encodeURIComponent(room),{headers:{accept:'application/json'},credentials:'same-origin',cache:'no-store'})
 .then(function(r){return r.json()}).then(function(s){
 if(s.state==='admitted'){location.reload();return}
 if(s.state!==el.getAttribute('data-state')){location.reload();return}
 if(typeof s.position==='number'){set('position',s.position.toLocaleString());set('ahead',s.ahead.toLocaleString());set('waiting',s.waiting.toLocaleString());
 var p=document.getElementById('progress');if(p&&s.waiting>0){p.value=Math.max(0,s.waiting-s.ahead);p.max=s.waiting}}
-set('eta',eta(s.etaSeconds));}).catch(function(){}).then(function(){setTimeout(tick,every)})}
+set('eta',eta(s.etaSeconds));var n=document.getElementById('eta-range');if(n){n.textContent=range(s.etaRange);n.hidden=!s.etaRange}}).catch(function(){}).then(function(){setTimeout(tick,every)})}
 setTimeout(tick,every)})()`
 
 /** A page that will not change by itself: nothing to refresh or poll. */
@@ -92,7 +113,8 @@ export function queuePage(v: QueueView): string {
 <div><dt>People ahead of you</dt><dd id="ahead">${(v.ahead ?? 0).toLocaleString('en')}</dd></div>
 <div><dt>People in line</dt><dd id="waiting">${(v.waiting ?? 0).toLocaleString('en')}</dd></div>
 <div><dt>Estimated wait</dt><dd id="eta">${formatEta(v.etaSeconds)}</dd></div>
-</dl>`
+</dl>
+<p class="muted" id="eta-range"${v.etaRange === null ? ' hidden' : ''}>${formatEtaRange(v.etaRange)}</p>`
   const refreshes = finalState(v)
     ? ''
     : `<p class="muted">This page refreshes itself every ${v.refreshSeconds} seconds. Please keep it open; refreshing does not lose your place.</p>`

@@ -7,8 +7,22 @@
 // last look, so every edge refuses an ended admission within about a second without a store call per
 // request; the room's life in the store, so every edge notices within a second that the store forgot
 // (and re-registers the admissions from before); and the active count, for the store to reserve.
+// The same look brings what the wait estimates come from (core/eta.ts: the line, the pace, sampled
+// session expiries, the running totals): estimate() answers each poll from the last look's forecast,
+// worked out once per look, so a queued visitor's poll stays one store call.
 
 import type { EdgeHint, LifeMark } from '../core/admission.js'
+import {
+  emptySnapshot,
+  estimateWait,
+  forecastLine,
+  type LineForecast,
+  type LineObservation,
+  lookFor,
+  observeLine,
+  type QueuedPoll,
+  type WaitEstimate,
+} from '../core/eta.js'
 import type { RoomSettings } from '../core/settings.js'
 import type { QueueStore } from '../ports/queue-store.js'
 import type { SettingsStore } from '../ports/settings-store.js'
@@ -29,6 +43,11 @@ export class RoomDirectory {
   private loading: Promise<void> | undefined
   /** Per room: visitor → when an admin ended their session (ms), how far that list was read, and the room's life. */
   private readonly watched = new Map<string, Watched>()
+  /** Per room: the looks at its line so far, and the forecast from the last one (for the settings it was made with). */
+  private readonly lines = new Map<string, LineObservation>()
+  private readonly forecasts = new Map<string, { line: LineObservation | undefined; limits: string; forecast: LineForecast }>()
+  /** The store's clock less this edge's, as the last poll showed it: looks are timed on the store's clock. */
+  private storeOffset = 0
 
   constructor(
     private readonly store: SettingsStore,
@@ -78,6 +97,24 @@ export class RoomDirectory {
     return w
   }
 
+  /**
+   * The wait of a queued visitor of a room, from what their poll answered (its time is on the store's
+   * clock) and the last look at the room: no store call. `polls`: the visitor polls every
+   * refreshSeconds (their wait ends on a poll); without (the admin's back of the line), whole seconds.
+   */
+  estimate(room: RoomSettings, poll: QueuedPoll, polls = true): WaitEstimate | null {
+    const storeNow = poll.now
+    this.storeOffset = storeNow - this.now()
+    const line = this.lines.get(room.id)
+    const limits = `${room.totalActiveUsers}|${room.newUsersPerMinute}|${room.sessionDurationSeconds}|${room.refreshSeconds}`
+    let cached = this.forecasts.get(room.id)
+    if (cached === undefined || cached.line !== line || cached.limits !== limits) {
+      cached = { line, limits, forecast: forecastLine(line?.snapshot ?? emptySnapshot(storeNow), room) }
+      this.forecasts.set(room.id, cached)
+    }
+    return estimateWait(cached.forecast, poll, polls)
+  }
+
   /** Loads once; call before serving. */
   async start(): Promise<void> {
     await this.reload()
@@ -124,11 +161,13 @@ export class RoomDirectory {
     if (this.queue === undefined) return
     const w = this.watch(room.id)
     try {
-      const seen = await this.queue.watch(room.id, w.since)
+      const line = this.lines.get(room.id)
+      const seen = await this.queue.watch(room.id, w.since, undefined, lookFor(line))
       for (const e of seen.ended) {
         w.ended.set(e.visitor, e.at)
         if (e.at > w.since) w.since = e.at
       }
+      this.lines.set(room.id, observeLine(line, seen, this.now() + this.storeOffset, room))
       // A store that forgot the room shows no life until its next poll: the edge keeps the life and the
       // active count it saw, which that poll tells the store (hint), so that it can recover and reserve.
       if (seen.life !== null) {

@@ -1,6 +1,7 @@
 // A visitor without a valid admission: their queue token, one store poll, the decision
 // (decideVisit, core/visit.ts), and the tokens and cookies that carry it out.
 import { isAnteroomError } from '../core/errors.js'
+import type { QueuedPoll } from '../core/eta.js'
 import { newVisitorId } from '../core/queue-token.js'
 import { admissionLimits, type RoomSettings } from '../core/settings.js'
 import { asksStore, decideVisit, type KeptPlace, type PollOutcome, type Verdict, type VisitorStatus } from '../core/visit.js'
@@ -21,7 +22,9 @@ export async function visit(edge: EdgeContext, room: RoomSettings, req: Incoming
   const ticket = await edge.deps.queueTokens.verify(readCookie(req.cookie, queueCookieName(room.id)), room.id, now)
   const visitor = endedVisitor ?? ticket?.visitor ?? newVisitorId()
   const outcome: PollOutcome = asksStore(room) ? await pollStore(edge, room, visitor, ticket?.arrival) : { kind: 'not-asked' }
-  return carryOut(edge, room, req, visitor, decideVisit(room, outcome, ticket?.arrival, now))
+  // A queued visitor's wait comes from the edge's last look at the room (no store call).
+  const estimate = (poll: QueuedPoll) => edge.deps.rooms.estimate(room, poll)
+  return carryOut(edge, room, req, visitor, decideVisit(room, outcome, ticket?.arrival, now, estimate))
 }
 
 /** One store call: the visitor's place or turn; a store that does not answer is an outcome too. */

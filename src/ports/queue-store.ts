@@ -79,19 +79,28 @@ export interface RoomWatch {
   active: number
   /** Visitors in line now. */
   waiting: number
-  /** When the next admission is due by the pace, µs (core/admission.ts dueAdmissions); null before the first. */
-  tatUs: number | null
+  /** The slot of the last admission on the room's pace timeline, µs (core/admission.ts dueAdmissions); null before the first. */
+  lastSlotUs: number | null
   /** Slots kept for sessions from before a loss of the room, until `reservedUntil` (ms); 0 and 0 without. */
   reserved: number
   reservedUntil: number
   /**
-   * Session expiries (ms) at the ranks of the active set asked for (a negative rank counts from the
-   * end, -1 the last), as [rank, expiry], rank ascending and each rank once; ranks past the end are left out.
+   * The active set's entries at the ranks asked for (WatchLook.ranks; a negative rank counts from the
+   * end, -1 the last) as [rank, expiry ms, visitor], rank ascending and each rank once; ranks past the
+   * end are left out.
    */
-  expiries: [number, number][]
+  expiries: [number, number, string][]
+  /** The expiry (ms) of each visitor asked for (WatchLook.visitors), in order; null for one not active. */
+  tracked: (number | null)[]
   /** Running totals of this life of the room: visitors admitted, and dropped for not polling. */
   admitted: number
   abandoned: number
+}
+
+/** What a watch samples of the active set, besides the rest (core/eta.ts asks for it). */
+export interface WatchLook {
+  ranks: readonly number[]
+  visitors: readonly string[]
 }
 
 /** A session an admin ended: the visitor, and when (ms). */
@@ -123,9 +132,9 @@ export interface QueueStore {
    * Sessions an admin ended at or after `since` (ms), oldest first, at most `limit`: every edge reads
    * them once a second, so an ended session stops everywhere without a store call per request. With
    * them, in the same round trip, what the edge estimates waits from (core/eta.ts): the line's length,
-   * the pace, the session expiries at `expiryRanks` of the active set, the running totals.
+   * the pace, the running totals, and the active set's entries at some ranks and of some visitors.
    */
-  watch(room: string, endedSince: number, limit?: number, expiryRanks?: readonly number[]): Promise<RoomWatch>
+  watch(room: string, endedSince: number, limit?: number, look?: WatchLook): Promise<RoomWatch>
   /** Lets a visitor whose session an admin ended back into the line (at the back); returns whether they were kept out. */
   allowAgain(room: string, visitor: string): Promise<boolean>
   /** Ends every session of a room; returns how many there were. */

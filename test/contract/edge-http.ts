@@ -109,7 +109,16 @@ export function edgeHttpContract(runtime: EdgeRuntime): void {
       const v = new Visitor()
       const res = await v.request(app, '/tickets', { json: true })
       expect(res.headers.get('cache-control')).toBe('no-store')
-      const expected = { room: 'sale', state: 'paused', position: 1, ahead: 0, waiting: 1, etaSeconds: null, refreshSeconds: 20 }
+      const expected = {
+        room: 'sale',
+        state: 'paused',
+        position: 1,
+        ahead: 0,
+        waiting: 1,
+        etaSeconds: null,
+        etaRange: null,
+        refreshSeconds: 20,
+      }
       expect(await res.json()).toEqual(expected)
       expect(await v.status(app, 'sale')).toEqual(expected)
       const unknown = await v.request(app, '/_anteroom/status?room=nope', { json: true })
@@ -307,16 +316,24 @@ export function edgeHttpContract(runtime: EdgeRuntime): void {
       for (let i = 0; i < 5; i++) expect(await new Visitor().status(pass.app, 'sale')).toMatchObject({ state: 'admitted' })
     })
 
-    it('says the ETA is unknown until admissions were measured, then derives it from the rate and position', async () => {
+    it('estimates the wait from the first admission by the pace, with a range; none while paused', async () => {
       const { app } = await edgeWith([room({ totalActiveUsers: 1000, newUsersPerMinute: 6 })])
       const visitors = Array.from({ length: 8 }, () => new Visitor())
       expect(await visitors[0]?.status(app, 'sale')).toMatchObject({ state: 'admitted' })
       for (const v of visitors.slice(1)) await v.status(app, 'sale')
-      // One admission in the last minute: 1/60 per second, so position 3 means 180 s.
-      expect(await visitors[3]?.status(app, 'sale')).toMatchObject({ position: 3, etaSeconds: 180 })
+      // One admission every 10 s, the first now: position 3 is let in 30 s from now, on their poll at
+      // 40 s (every 20 s). The old rule said 180 s (one admission in the last minute).
+      const third = await visitors[3]?.status(app, 'sale')
+      expect(third).toMatchObject({ position: 3, etaSeconds: 40 })
+      expect(third?.etaRange?.[0]).toBeLessThanOrEqual(40)
+      expect(third?.etaRange?.[1]).toBeGreaterThanOrEqual(40)
+      const page = await (await visitors[3]?.request(app, '/tickets'))?.text()
+      expect(page).toContain('id="eta">under a minute')
+      expect(page).toMatch(/id="eta-range">[^<]*an estimate/)
       const fresh = await edgeWith([room({ mode: 'paused' })])
-      const page = await (await new Visitor().request(fresh.app, '/tickets')).text()
-      expect(page).toContain('id="eta">unknown for now')
+      const paused = await (await new Visitor().request(fresh.app, '/tickets')).text()
+      expect(paused).toContain('id="eta">unknown for now')
+      expect(paused).toContain('id="eta-range" hidden>')
     })
   })
 

@@ -288,6 +288,28 @@ export function queueStoreContract(name: string, makeHarness: () => Promise<Stor
       expect(again).toMatchObject({ state: 'paused', position: 2, waiting: 2 })
     })
 
+    it('watch brings what the wait estimate reads: the line, the pace, expiries by rank and of the sessions asked for, the totals', async () => {
+      const { store } = await makeHarness()
+      const room = newRoom()
+      const fresh = await store.watch(room, T0, undefined, { ranks: [0, -1], visitors: [vid(0)] })
+      expect(fresh).toMatchObject({ waiting: 0, lastSlotUs: null, reserved: 0, expiries: [], tracked: [null], admitted: 0, abandoned: 0 })
+      // One a second, three at once: A, B and C are let in a second apart, D and E wait.
+      const l = limits({ totalActiveUsers: 3, newUsersPerMinute: 60, sessionMs: 20_000, abandonAfterMs: 10_000 })
+      for (let i = 0; i < 5; i++) await store.poll({ room, visitor: vid(i), limits: l, now: T0 + i * 1000 })
+      const seen = await store.watch(room, T0, undefined, { ranks: [0, 2, -1, 5], visitors: [vid(1), vid(4)] })
+      expect(seen).toMatchObject({ active: 3, waiting: 2, reserved: 0, reservedUntil: 0, admitted: 3, abandoned: 0 })
+      expect(typeof seen.lastSlotUs).toBe('number')
+      // Ranks 2 and -1 are the same entry, given once; rank 5 is past the end. D is not active.
+      expect(seen.expiries).toEqual([
+        [0, T0 + 20_000, vid(0)],
+        [2, T0 + 22_000, vid(2)],
+      ])
+      expect(seen.tracked).toEqual([T0 + 21_000, null])
+      // D and E stop polling: past abandonAfter the line drops them, and F, arriving, is let in.
+      expect(await store.poll({ room, visitor: vid(5), limits: l, now: T0 + 30_000 })).toMatchObject({ state: 'admitted' })
+      expect(await store.watch(room, T0)).toMatchObject({ waiting: 0, admitted: 4, abandoned: 2, expiries: [], tracked: [] })
+    })
+
     it('notices that it forgot: recovers before admitting anyone, in arrival order, and keeps the slots of sessions from before', async () => {
       const h = await makeHarness()
       const room = newRoom()

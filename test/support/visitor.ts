@@ -35,7 +35,14 @@ export class Visitor {
   async status(
     app: RequestTarget,
     room: string,
-  ): Promise<{ state: string; position: number | null; ahead: number | null; waiting: number | null; etaSeconds: number | null }> {
+  ): Promise<{
+    state: string
+    position: number | null
+    ahead: number | null
+    waiting: number | null
+    etaSeconds: number | null
+    etaRange: [number, number] | null
+  }> {
     const res = await this.request(app, `/_anteroom/status?room=${room}`, { json: true })
     return res.json() as never
   }

@@ -13,6 +13,7 @@ import {
   type RoomSample,
   type RoomStats,
   type RoomWatch,
+  type WatchLook,
 } from '../../ports/queue-store.js'
 import { OrderedSet } from './ordered-set.js'
 
@@ -20,6 +21,23 @@ import { OrderedSet } from './ordered-set.js'
 interface Room extends RoomState {
   seenBuckets: Map<number, Map<string, number>>
   history: Map<number, RoomSample>
+}
+
+/** What the edge estimates waits from (watch), as the Redis store reads it: the line, the pace, sampled expiries, the totals. */
+function look(r: Room, asked: WatchLook) {
+  const size = r.active.size
+  const at = [...new Set(asked.ranks.map((k) => (k < 0 ? size + k : k)).filter((k) => k >= 0 && k < size))].sort((a, b) => a - b)
+  const members = r.active.first((at[at.length - 1] ?? -1) + 1)
+  return {
+    waiting: r.line.size,
+    lastSlotUs: r.lastSlotUs ?? null,
+    reserved: r.life?.reserved ?? 0,
+    reservedUntil: r.life?.reservedUntil ?? 0,
+    expiries: at.map((k): [number, number, string] => [k, r.active.score(members[k] as string) as number, members[k] as string]),
+    tracked: asked.visitors.map((v) => r.active.score(v) ?? null),
+    admitted: r.admitted,
+    abandoned: r.abandoned,
+  }
 }
 
 export class MemoryQueueStore implements QueueStore {
@@ -95,14 +113,19 @@ export class MemoryQueueStore implements QueueStore {
     return r.active.remove(visitor)
   }
 
-  async watch(room: string, endedSince: number, limit = 10_000): Promise<RoomWatch> {
+  async watch(room: string, endedSince: number, limit = 10_000, asked: WatchLook = { ranks: [], visitors: [] }): Promise<RoomWatch> {
     const r = this.room(room)
     const ended = r.ended
       .first(r.ended.size)
       .map((visitor) => ({ visitor, at: r.ended.score(visitor) as number }))
       .filter((e) => e.at >= endedSince)
       .slice(0, limit)
-    return { ended, life: r.life ? { epoch: r.life.epoch, born: r.life.born, seq: r.life.seq } : null, active: r.active.size }
+    return {
+      ended,
+      life: r.life ? { epoch: r.life.epoch, born: r.life.born, seq: r.life.seq } : null,
+      active: r.active.size,
+      ...look(r, asked),
+    }
   }
 
   async allowAgain(room: string, visitor: string): Promise<boolean> {

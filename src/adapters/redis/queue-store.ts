@@ -11,6 +11,7 @@ import {
   type RoomSample,
   type RoomStats,
   type RoomWatch,
+  type WatchLook,
 } from '../../ports/queue-store.js'
 import { roomKeys } from './keys.js'
 import { runScript, type Scripts } from './scripts.js'
@@ -139,25 +140,62 @@ export class RedisQueueStore implements QueueStore {
     return { waiting, active, admittedLastMinute, abandoned, abandonedLastMinute, now: at }
   }
 
-  async watch(room: string, endedSince: number, limit = 10_000): Promise<RoomWatch> {
+  async watch(room: string, endedSince: number, limit = 10_000, asked: WatchLook = { ranks: [], visitors: [] }): Promise<RoomWatch> {
     const k = roomKeys(room)
     // One round trip: the room's keys share a hash tag, so a pipeline stays on one node of a Cluster.
-    const [flat, life, active] = await storeCall(async () =>
-      replies(
-        await this.redis
-          .pipeline()
-          .zrangebyscore(k.ended, endedSince, '+inf', 'WITHSCORES', 'LIMIT', 0, limit)
-          .hmget(k.life, 'epoch', 'born', 'seq')
-          .zcard(k.active)
-          .exec(),
-      ),
-    )
+    // After the ended sessions, the life and the active count, what the edge estimates waits from
+    // (core/eta.ts): the line's length, the pace, the reservation, the running totals, the expiries
+    // of the visitors asked for (ZMSCORE, Redis 6.2), and the active set's entry at each rank asked.
+    const [flat, life, active, waiting, pace, reserve, totals, scores, ...sampled] = await storeCall(async () => {
+      const pipeline = this.redis
+        .pipeline()
+        .zrangebyscore(k.ended, endedSince, '+inf', 'WITHSCORES', 'LIMIT', 0, limit)
+        .hmget(k.life, 'epoch', 'born', 'seq')
+        .zcard(k.active)
+        .zcard(k.line)
+        .get(k.pace)
+        .hmget(k.life, 'reserved', 'reservedUntil')
+        .hmget(k.stats, 'admitted', 'abandoned')
+      // ZMSCORE needs one member at least; an empty answer stands in for none asked.
+      if (asked.visitors.length > 0) pipeline.zmscore(k.active, ...asked.visitors)
+      else pipeline.echo('')
+      for (const rank of asked.ranks) pipeline.zrange(k.active, String(rank), String(rank), 'WITHSCORES')
+      return replies(await pipeline.exec())
+    })
     const pairs = flat as string[]
     const ended: EndedSession[] = []
     for (let i = 0; i < pairs.length; i += 2) ended.push({ visitor: pairs[i] as string, at: Number(pairs[i + 1]) })
     const [epoch, born, seq] = life as (string | null)[]
     const known = epoch && born ? { epoch: Number(epoch), born: Number(born), seq: Number(seq ?? 0) } : null
-    return { ended, life: known, active: active as number }
+    const size = active as number
+    // Negative ranks count from the end, as in ZRANGE; each rank once, in order.
+    const expiries: [number, number, string][] = []
+    asked.ranks.forEach((at, i) => {
+      const rank = at < 0 ? size + at : at
+      const reply = sampled[i] as string[]
+      if (reply.length < 2 || rank < 0 || rank >= size || expiries.some(([r]) => r === rank)) return
+      expiries.push([rank, Number(reply[1]), reply[0] as string])
+    })
+    const tracked = asked.visitors.map((_, i) => {
+      const score = (scores as (string | null)[])[i]
+      return score === null || score === undefined ? null : Number(score)
+    })
+    expiries.sort((a, b) => a[0] - b[0])
+    const [reserved, reservedUntil] = reserve as (string | null)[]
+    const [admitted, abandoned] = totals as (string | null)[]
+    return {
+      ended,
+      life: known,
+      active: size,
+      waiting: waiting as number,
+      lastSlotUs: pace === null ? null : Number(pace),
+      reserved: Number(reserved ?? 0),
+      reservedUntil: Number(reservedUntil ?? 0),
+      expiries,
+      tracked,
+      admitted: Number(admitted ?? 0),
+      abandoned: Number(abandoned ?? 0),
+    }
   }
 
   async allowAgain(room: string, visitor: string): Promise<boolean> {
