@@ -40,10 +40,7 @@ describe('config', () => {
       /rooms\[0\]\.mode: must be one of fifo, paused, passthrough, closed/,
     ],
     [{ ANTEROOM_ROOMS: JSON.stringify([{ ...room, id: 'Bad Id' }]) }, /rooms\[0\]\.id: must be 1-32 lower-case/],
-    [
-      { ANTEROOM_ROOMS: JSON.stringify([{ ...room, paths: ['no-slash'] }]) },
-      /rooms\[0\]\.paths\[0\]: must start with \//,
-    ],
+    [{ ANTEROOM_ROOMS: JSON.stringify([{ ...room, paths: ['no-slash'] }]) }, /rooms\[0\]\.paths\[0\]: must start with \//],
     [
       { ANTEROOM_ROOMS: JSON.stringify([{ ...room, paths: ['/a/../b'] }]) },
       /rooms\[0\]\.paths\[0\]: must be written in canonical form: \/b/,

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis'
 import { afterAll, inject } from 'vitest'
-import { luaScripts } from '../src/adapters/redis/scripts.js'
 import { RedisQueueStore } from '../src/adapters/redis/queue-store.js'
+import { luaScripts } from '../src/adapters/redis/scripts.js'
 import { queueStoreContract } from './contract/queue-store.js'
 
 const clients: Redis[] = []
