@@ -49,7 +49,8 @@ export async function checkAdmission(edge: EdgeContext, room: RoomSettings, req:
   // Issued before the store's current life of the room began: the store forgot this session; one
   // renewal re-registers it (and takes back the slot the store reserved for it).
   const born = edge.deps.rooms.lifeBorn(room.id)
-  const fromBefore = born !== undefined && claims.iat * 1000 < born && !edge.reregistered.has(claims.jti)
+  // iat has whole seconds: a token of the life's first second counts as this life's.
+  const fromBefore = born !== undefined && claims.iat < Math.floor(born / 1000) && !edge.reregistered.has(claims.jti)
   if (!fromBefore && now / 1000 < claims.iat + (claims.exp - claims.iat) / 2) return { token, cookies: [] }
   const renewed = await renewAdmission(edge, room, req, claims, token)
   if (fromBefore && isAdmitted(renewed)) edge.reregister(claims.jti)
