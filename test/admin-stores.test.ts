@@ -1,10 +1,5 @@
-// The admin stores' contracts (audit retention, failed sign-ins) against memory, a real Redis (a
-// database of its own per suite run) and a real single-node Redis Cluster, where every MULTI and
-// pipeline must stay in one hash slot. Time is passed in: nothing sleeps.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { Cluster, Redis } from 'ioredis'
+import type { Cluster } from 'ioredis'
+import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { MemoryAdminSessions } from '../src/adapters/memory/admin-sessions.js'
 import { MemoryAuditLog } from '../src/adapters/memory/audit-log.js'
@@ -14,7 +9,7 @@ import { AUDIT_KEYS, signInFailureKey } from '../src/adapters/redis/keys.js'
 import { SIGN_IN_FORGET_MS } from '../src/ports/admin-sessions.js'
 import { auditLogContract } from './contract/audit-log.js'
 import { signInFailuresContract } from './contract/sign-in-failures.js'
-import { type RedisServer, startRedis } from './support/redis-server.js'
+import { startSingleNodeCluster, type TestCluster } from './support/redis-cluster.js'
 
 const clients: (Redis | Cluster)[] = []
 afterAll(() => {
@@ -79,33 +74,14 @@ describe('the audit log on Redis', () => {
 })
 
 describe('on a Redis Cluster', () => {
-  let server: RedisServer
+  let started: TestCluster
   let cluster: Cluster
-  const dir = mkdtempSync(join(tmpdir(), 'anteroom-admin-cluster-'))
   beforeAll(async () => {
-    server = await startRedis([
-      '--cluster-enabled',
-      'yes',
-      '--cluster-config-file',
-      'nodes.conf',
-      '--dir',
-      dir,
-      '--cluster-announce-ip',
-      '127.0.0.1',
-    ])
-    const admin = new Redis(server.url)
-    await admin.call('CLUSTER', 'ADDSLOTSRANGE', '0', '16383')
-    for (let i = 0; i < 100 && !(await admin.call('CLUSTER', 'INFO'))?.toString().includes('cluster_state:ok'); i++) {
-      await new Promise((r) => setTimeout(r, 50))
-    }
-    admin.disconnect()
-    cluster = new Cluster([{ host: '127.0.0.1', port: server.port }])
-    clients.push(cluster)
+    started = await startSingleNodeCluster()
+    cluster = started.cluster
   })
   afterAll(async () => {
-    cluster?.disconnect()
-    await server?.stop()
-    rmSync(dir, { recursive: true, force: true })
+    await started?.stop()
   })
 
   auditLogContract('redis cluster', async () => {
