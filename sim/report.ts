@@ -277,6 +277,51 @@ export function renderReport(r: SimResult): string {
     ],
     Math.max(1, ...boxes.map((b) => b.x + 1)),
   )
+  // The store's own record of admissions, per real second, against the per-second cap.
+  const perSecond = new Map<number, number>()
+  for (const t of r.admissions ?? []) perSecond.set(Math.floor(t / 1000), (perSecond.get(Math.floor(t / 1000)) ?? 0) + 1)
+  const cap1 = Math.floor(real.newUsersPerMinute / 60) + 1
+  const fault = r.fault
+  const secondsChart = barChart(
+    r.admissions
+      ? 'Admissions per real second (the store record), against the per-second cap'
+      : 'Admissions per real second: no store record',
+    [...perSecond].map(([x, v]) => ({ x, v })),
+    [
+      {
+        name: `floor(newUsersPerMinute / 60) + 1 = ${cap1}`,
+        points: [
+          [0, cap1],
+          [r.realSeconds, cap1],
+        ],
+        color: '#c0392b',
+        dashed: true,
+      },
+      ...(fault
+        ? [
+            {
+              name: `${fault.kind} at ${(fault.start / 1000).toFixed(1)} s`,
+              points: [
+                [fault.start / 1000, 0],
+                [fault.start / 1000, cap1 * 1.05],
+              ] as [number, number][],
+              color: '#8e44ad',
+            },
+          ]
+        : []),
+    ],
+    'real seconds',
+    'admissions',
+    'admitted',
+    r.realSeconds,
+  )
+  const faultSection = fault
+    ? `<h2>Store fault</h2>
+<p><b>${esc(fault.kind)}</b> at ${(fault.start / 1000).toFixed(1)} real s (${toMin(fault.start).toFixed(1)} sale min); the simulator's own connection saw the store answer again ${((fault.end - fault.start) / 1000).toFixed(2)} s later.
+${fault.recovering ? `Visitors were answered <code>recovering</code> from ${((fault.recovering[0] - fault.start) / 1000).toFixed(1)} to ${((fault.recovering[1] - fault.start) / 1000).toFixed(1)} s after it.` : 'No visitor was answered <code>recovering</code>.'}
+${fault.busy > 0 ? `${fault.busy} polls were answered busy (503) while the store was away.` : ''} ${esc(fault.note ?? '')}
+The visitors' polls before the fault and after the store was back are compared apart for FIFO (see the verdict).</p>`
+    : ''
   const sales = r.visitors.filter((v) => v.boughtAt !== undefined).sort((a, b) => a.boughtAt! - b.boughtAt!)
   let cum = 0
   const sold = lineChart(
@@ -333,9 +378,10 @@ figure{margin:18px 0}figcaption{font-weight:600;margin-bottom:4px}svg{width:100%
 <p>${o.visitors} visitors, arrival curve <b>${o.curve.kind}</b>${o.curve.kind === 'opening' ? '' : ` over ${o.curve.durationSeconds} sale seconds`}${o.curve.kind === 'waves' ? ` (${o.curve.waves ?? 3} waves)` : ''};
 ${Math.round(o.abandonShare * 100)}% give up after ~${o.patienceSeconds} s (exponential); ${Math.round(o.buyShare * 100)}% of admitted visitors try to buy.
 Started ${esc(r.startedAt)}; ran ${r.realSeconds.toFixed(1)} real seconds (${((r.realSeconds * s) / 60).toFixed(1)} sale minutes); ${r.requests} requests, ${r.errors} errors${r.errors > 0 ? ` (${esc(JSON.stringify(r.errorKinds))})` : ''}.
-Admitted ${admitted}, gave up ${gaveUp}. Edge: ${o.edgeUrl ? `external edge ${esc(o.edgeUrl)}` : o.runtime === 'worker' ? 'Worker in workerd (Miniflare), Redis via StoreRelay' : `Node, ${o.redis ? 'Redis' : 'embedded store'}`}; seed ${o.seed}.</p>
+Admitted ${admitted}, gave up ${gaveUp}. Edge: ${o.edgeUrl ? `external edge ${esc(o.edgeUrl)}` : o.runtime === 'worker' ? `Worker in workerd (Miniflare), ${o.fault?.kind === 'failover' ? 'a Sentinel set' : 'Redis'} via StoreRelay` : `Node, ${o.fault?.kind === 'failover' ? 'a Sentinel set' : o.redis || o.fault ? 'Redis' : 'embedded store'}`}; seed ${o.seed}${o.browseSeconds ? `; admitted visitors browse about ${o.browseSeconds} s` : ''}.</p>
 <h2>Verdicts</h2>
 <table><tr><th></th><th>verdict</th><th>measured</th><th>limit</th><th>how</th></tr>${verdicts}</table>
+${faultSection}
 <h2>How the run was scaled</h2>
 <p>Time compression <b>${s}x</b>: one real second is ${s} sale seconds. Durations were divided by ${s} and newUsersPerMinute multiplied by ${s}, so that admissions per sale minute match; totalActiveUsers is a count and unchanged. Charts are in sale time.</p>
 <table><tr><th>setting</th><th>sale (asked)</th><th>given to the edge (real)</th><th>effective in sale time</th></tr>${scaleRows}</table>
@@ -345,7 +391,7 @@ Admitted ${admitted}, gave up ${gaveUp}. Edge: ${o.edgeUrl ? `external edge ${es
 <p>The what-if model (sim/predict.ts) replays the edge's admission rules on the expected arrival curve, one step per second of sale time ("sale": the settings as asked, uncompressed) or per tenth of a real second ("this run": the settings given to the edge, in real time, scaled back to sale time). Waits end when the visitor's page sees the admission: the grant, plus a delay spread evenly over one refresh interval, since the page learns of it at its next poll; the session, and so the slot, runs from then.</p>
 <table><tr><th></th><th>predicted (sale)</th><th>predicted (this run)</th><th>measured</th></tr>${cmp}</table>
 <h2>Charts</h2>
-${queue}${active}${admissions}${waitChart}${sold}
+${queue}${active}${admissions}${secondsChart}${waitChart}${sold}
 </body></html>
 `
 }

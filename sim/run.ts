@@ -4,6 +4,8 @@
 //   npm run simulate -- --redis --pg            # redis-server and PostgreSQL started here, on loopback
 //   npm run simulate -- --edge http://127.0.0.1:8080 --admin-token T   # an edge already running
 //   npm run simulate -- --predict               # what-if only: predict queue and waits, no run
+//   npm run simulate -- --loss                  # Redis forgets everything mid-sale (FLUSHALL); --loss restart: killed, restarted empty
+//   npm run simulate -- --failover              # a Sentinel set (primary, replica, three sentinels), the primary killed mid-sale
 //
 // Exit status 1 when any verdict fails.
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -12,7 +14,8 @@ import { parseArgs } from 'node:util'
 import { startPostgres } from '../scripts/lib/postgres-server.js'
 import { type ArrivalCurve, predict, type RoomLimits } from './predict.js'
 import { compare, renderReport } from './report.js'
-import { type SimOptions, simulate } from './simulate.js'
+import { type SimOptions, type SimResult, simulate } from './simulate.js'
+import { extraWait, extraWaitVerdict } from './verdicts.js'
 
 const HELP = `npm run simulate -- [options]
   --visitors N          virtual visitors (3000)
@@ -28,6 +31,7 @@ const HELP = `npm run simulate -- [options]
   --abandon-share F     share of visitors who give up while waiting (0.1)
   --patience S          mean wait before giving up, sale seconds (300)
   --buy-share F         share of admitted visitors who try to buy (0.5)
+  --browse S            admitted visitors keep loading the seat map for about S sale seconds (0; 150 with a fault)
   --seed N              random seed (1)
   --redis [URL]         Redis store: a redis-server started here, or this URL (default: embedded store)
   --pg [URL]            PostgreSQL for the booking origin: a server started here, or this URL (default: PGlite)
@@ -36,6 +40,12 @@ const HELP = `npm run simulate -- [options]
   --admin-token T       bearer token for that edge's admin stats API (store-side samples)
   --room ID             room id (demo)
   --max-p99-wait S      fail when p99 wait exceeds S sale seconds
+  --loss [KIND]         Redis loss mid-sale: flush (FLUSHALL, the default) or restart (killed, started again empty);
+                        starts its own redis-server
+  --failover            a Sentinel set (primary, replica, three sentinels) started here, the primary killed mid-sale
+  --fault-at S          when the loss or failover happens, sale seconds from the start (half of --duration)
+  --no-baseline         with a fault: skip the same sale without it (run first, for the extra wait)
+  --eta-required        fail unless 90% of the shown waits are within ±20% of the real ones (else informational)
   --max-real-seconds S  stop the run after S real seconds (300)
   --out FILE            report path (.tmp/sim/report-<time>.html)
   --predict             what-if only: print the prediction, run nothing`
@@ -56,6 +66,12 @@ function main(): Promise<number> | number {
       'abandon-share': { type: 'string', default: '0.1' },
       patience: { type: 'string', default: '300' },
       'buy-share': { type: 'string', default: '0.5' },
+      browse: { type: 'string' },
+      loss: { type: 'string' },
+      failover: { type: 'boolean', default: false },
+      'fault-at': { type: 'string' },
+      'no-baseline': { type: 'boolean', default: false },
+      'eta-required': { type: 'boolean', default: false },
       seed: { type: 'string', default: '1' },
       redis: { type: 'string' },
       pg: { type: 'string' },
@@ -69,10 +85,12 @@ function main(): Promise<number> | number {
       predict: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
-    // --redis and --pg may come without a value.
+    // --redis, --pg and --loss may come without a value.
     args: process.argv
       .slice(2)
-      .flatMap((a, i, all) => ((a === '--redis' || a === '--pg') && (all[i + 1] ?? '--').startsWith('--') ? [a, ''] : [a])),
+      .flatMap((a, i, all) =>
+        (a === '--redis' || a === '--pg' || a === '--loss') && (all[i + 1] ?? '--').startsWith('--') ? [a, ''] : [a],
+      ),
   })
   if (values.help) {
     console.log(HELP)
@@ -94,6 +112,12 @@ function main(): Promise<number> | number {
     abandonAfterSeconds: num('abandon-after'),
   }
   const scale = Math.max(1, num('scale'))
+  const loss = values.loss === '' ? 'flush' : values.loss
+  if (loss !== undefined && loss !== 'flush' && loss !== 'restart') throw new Error('--loss must be flush or restart')
+  if (loss !== undefined && values.failover) throw new Error('--loss and --failover are two sales: give one')
+  const faultKind: 'flush' | 'restart' | 'failover' | undefined = values.failover ? 'failover' : loss
+  const fault =
+    faultKind === undefined ? undefined : { kind: faultKind, atSeconds: values['fault-at'] === undefined ? undefined : num('fault-at') }
   if (values.predict) {
     const p = predict({ visitors: num('visitors'), curve, limits, abandonShare: num('abandon-share'), patienceSeconds: num('patience') })
     console.log(`what-if: ${num('visitors')} visitors, ${kind}${kind === 'opening' ? '' : ` over ${curve.durationSeconds} s`}`)
@@ -106,25 +130,31 @@ function main(): Promise<number> | number {
     }
     return 0
   }
-  return run({
-    visitors: num('visitors'),
-    curve,
-    limits,
-    scale,
-    abandonShare: num('abandon-share'),
-    patienceSeconds: num('patience'),
-    buyShare: num('buy-share'),
-    seed: num('seed'),
-    edgeUrl: values.edge,
-    adminToken: values['admin-token'],
-    redis: values.redis === undefined ? undefined : values.redis === '' ? true : values.redis,
-    runtime: values.worker ? 'worker' : 'node',
-    room: values.room,
-    maxRealSeconds: num('max-real-seconds'),
-    maxP99WaitSeconds: values['max-p99-wait'] === undefined ? undefined : num('max-p99-wait'),
-    log: (line) => console.log(line),
-    databaseUrl: values.pg,
-  }).then(async (r) => {
+  return run(
+    {
+      visitors: num('visitors'),
+      curve,
+      limits,
+      scale,
+      abandonShare: num('abandon-share'),
+      patienceSeconds: num('patience'),
+      buyShare: num('buy-share'),
+      browseSeconds: values.browse === undefined ? (fault ? 150 : 0) : num('browse'),
+      fault,
+      etaRequired: values['eta-required'],
+      seed: num('seed'),
+      edgeUrl: values.edge,
+      adminToken: values['admin-token'],
+      redis: values.redis === undefined ? undefined : values.redis === '' ? true : values.redis,
+      runtime: values.worker ? 'worker' : 'node',
+      room: values.room,
+      maxRealSeconds: num('max-real-seconds'),
+      maxP99WaitSeconds: values['max-p99-wait'] === undefined ? undefined : num('max-p99-wait'),
+      log: (line) => console.log(line),
+      databaseUrl: values.pg,
+    },
+    !values['no-baseline'],
+  ).then(async (r) => {
     const out = resolve(values.out ?? `.tmp/sim/report-${new Date().toISOString().replace(/[:.]/g, '-')}.html`)
     mkdirSync(dirname(out), { recursive: true })
     const html = renderReport(r)
@@ -149,14 +179,26 @@ function main(): Promise<number> | number {
 /** Where the edge's admin API looks for the last report (ANTEROOM_SIM_REPORT on the edge). */
 const LAST_REPORT = resolve(process.env.ANTEROOM_SIM_REPORT ?? '.tmp/sim/last-report.html')
 
-/** Starts PostgreSQL here when --pg came without a URL, and stops it afterwards. */
-async function run(o: SimOptions) {
-  if (o.databaseUrl !== '') return simulate(o)
-  const pg = await startPostgres()
+/**
+ * Starts PostgreSQL here when --pg came without a URL, and stops it afterwards. A sale with a store fault
+ * runs the same sale without it first (same seed, so the same arrivals), for the extra wait it cost.
+ */
+async function run(o: SimOptions, baseline: boolean): Promise<SimResult> {
+  const pg = o.databaseUrl === '' ? await startPostgres() : undefined
   try {
-    return await simulate({ ...o, databaseUrl: pg.url })
+    const opts = pg ? { ...o, databaseUrl: pg.url } : o
+    let base: SimResult | undefined
+    if (o.fault && baseline) {
+      o.log?.('baseline: the same sale without the fault')
+      // On the embedded PGlite: a shared database would carry the seats it sold into the run itself.
+      // On a redis-server like the run itself (the failover's baseline: one server, no Sentinel).
+      base = await simulate({ ...opts, fault: undefined, databaseUrl: undefined, redis: opts.redis ?? true })
+    }
+    const r = await simulate(opts)
+    if (base && r.fault) r.verdicts.push(extraWaitVerdict(extraWait(r.visitors, base.visitors, r.fault, r.options.scale), r.fault))
+    return r
   } finally {
-    await pg.stop()
+    await pg?.stop()
   }
 }
 

@@ -7,25 +7,32 @@ import { resolve } from 'node:path'
 import { serve } from '@hono/node-server'
 import { Agent, request } from 'undici'
 import { freePort } from '../scripts/lib/free-port.js'
+import { startSentinelSet } from '../scripts/lib/redis-sentinel.js'
 import { type RedisServer, startRedis } from '../scripts/lib/redis-server.js'
 import { buildWorker, startWorker } from '../scripts/lib/worker.js'
 import { connectRedis } from '../src/adapters/redis/connect.js'
+import { roomKeys } from '../src/adapters/redis/keys.js'
 import { RedisQueueStore } from '../src/adapters/redis/queue-store.js'
 import { luaScripts } from '../src/adapters/redis/scripts.js'
 import { loadConfig } from '../src/config/index.js'
+import { recoveryMs } from '../src/core/admission.js'
 import { generateSigningJwk } from '../src/core/admission-token.js'
 import { buildBooking } from '../src/entry/booking.js'
 import { buildEdge } from '../src/entry/build.js'
-import type { RoomStats } from '../src/ports/queue-store.js'
+import type { QueueStore, RoomStats } from '../src/ports/queue-store.js'
 import { type ArrivalCurve, type Prediction, predict, type RoomLimits } from './predict.js'
 import {
   abandonedVerdict,
   activeVerdict,
   type BookingOutcome,
   bookingVerdicts,
+  etaVerdict,
   everyoneVerdict,
   fifoVerdict,
+  placesVerdict,
   rateVerdicts,
+  recoveryVerdict,
+  type StoreFault,
   type StoreSample,
   type Verdict,
   type VisitorRecord,
@@ -44,6 +51,21 @@ export interface SimOptions {
   patienceSeconds: number
   /** Share of admitted visitors who try to buy. */
   buyShare: number
+  /**
+   * How long admitted visitors keep browsing (loading the seat map every refreshSeconds) after their
+   * purchase, sale seconds, exponential around this mean; 0 (the default): they leave at once. A visit
+   * past half the session renews it.
+   */
+  browseSeconds?: number
+  /**
+   * A fault of the store mid-sale, `atSeconds` sale seconds after the start (default: half the arrival
+   * period): 'flush' (FLUSHALL: Redis forgets everything), 'restart' (redis-server killed and started
+   * again empty on the same port), 'failover' (a Sentinel set, its primary killed). Needs the
+   * redis-server (or Sentinel set) started by the simulator.
+   */
+  fault?: { kind: StoreFault['kind']; atSeconds?: number }
+  /** Make the ETA accuracy a pass/fail verdict (90% within ±20%) instead of informational. */
+  etaRequired?: boolean
   seed: number
   /** Target an already-running edge instead (its room must match `room` and the scaled limits). */
   edgeUrl?: string
@@ -96,6 +118,10 @@ export interface SimResult {
   errors: number
   /** What the errors were: a poll's state or status other than queued/paused/admitted, or a failed request. */
   errorKinds: Record<string, number>
+  /** The store fault of the run, when it had one. */
+  fault?: StoreFault
+  /** The store's own record of its admissions (real ms, ascending), when the simulator could read it. */
+  admissions?: number[]
 }
 
 const SEATS_EVENT = 'demo'
@@ -124,10 +150,10 @@ export function scaleLimits(limits: RoomLimits, scale: number): Scaling {
     abandonAfterSeconds: real.abandonAfterSeconds * scale,
   }
   if (scale !== 1) {
+    const perSecond = Math.floor(real.newUsersPerMinute / 60) + 1
     notes.push(
-      `The edge's rate windows are a real 60 s and 10 s, i.e. ${fmtS(60 * scale)} and ${fmtS(10 * scale)} of sale time: ` +
-        `admissions may come in bursts of ceil(${real.newUsersPerMinute}/6) = ${Math.ceil(real.newUsersPerMinute / 6)} per real 10 s, ` +
-        'so per-sale-minute admissions are lumpier than in an uncompressed sale; the 60-second verdict is checked in real time against the scaled limit.',
+      `The edge paces admissions in real time: one every 60 s / ${real.newUsersPerMinute} and at most floor(${real.newUsersPerMinute} / 60) + 1 = ${perSecond} ` +
+        `in any real second, i.e. in any ${fmtS(scale)} of sale time; admissions per sale minute match the setting, and the rate verdicts are checked in real time against the scaled limit.`,
     )
   }
   return { scale, requested: limits, real, effective, notes }
@@ -170,19 +196,145 @@ interface Started {
   edgeUrl: string
   /** The store's own numbers, read beside the edge. */
   stats?: (room: string) => Promise<RoomStats>
+  /** Slots the store reserves after a loss (its watch), when it says. */
+  reserved?: (room: string) => Promise<number | undefined>
+  /** The store's record of admissions since `sinceMs` (store ms, inclusive): member → ms. */
+  admissions?: (room: string, sinceMs: number) => Promise<[string, number][]>
+  /** The Redis the simulator started, for its faults. */
+  redis?: RedisHere
   stop(): Promise<void>
   invariant?: () => Promise<BookingOutcome>
+}
+
+/** A Redis the simulator started here: what the edge is given, and the faults it can cause. */
+export interface RedisHere {
+  url: string
+  /** FLUSHALL: the store forgets everything. */
+  flush(): Promise<void>
+  /** Kill redis-server and start it again, empty, on the same port; resolves once it answers. */
+  restart(): Promise<void>
+  /** Kill the primary of a Sentinel set; resolves once a replica answers as the primary. */
+  failover?(): Promise<string>
+  stop(): Promise<void>
+}
+
+/** A redis-server on a free port that can be restarted empty on the same port. */
+async function redisHere(): Promise<RedisHere> {
+  let server: RedisServer = await startRedis()
+  const url = server.url
+  const admin = connectRedis(url)
+  await waitForRedis(() => admin.ping())
+  return {
+    url,
+    async flush() {
+      await admin.flushall()
+    },
+    async restart() {
+      await server.stop()
+      server = await startRedis([], server.port)
+      await waitForRedis(() => admin.ping())
+    },
+    async stop() {
+      admin.disconnect()
+      await server.stop()
+    },
+  }
+}
+
+/**
+ * A Sentinel set (a primary, a replica, three sentinels; down-after 1 s): the edge is given its
+ * redis+sentinel:// URL and follows the failover; the fault kills the primary.
+ */
+async function sentinelHere(): Promise<RedisHere> {
+  const set = await startSentinelSet()
+  const client = connectRedis(set.url)
+  try {
+    await waitForRedis(() => client.ping())
+  } catch (err) {
+    client.disconnect()
+    await set.stop()
+    throw err
+  }
+  const unsupported = async () => {
+    throw new Error('the failover sale kills the primary; it neither flushes nor restarts')
+  }
+  return {
+    url: set.url,
+    flush: unsupported,
+    restart: unsupported,
+    async failover() {
+      const f = await set.killMaster()
+      // The store is back when the simulator's own client (through the sentinels, as the edge) writes again.
+      await waitForRedis(() => client.set('anteroom:sim:probe', '1'))
+      return (
+        `Primary on port ${f.oldPort} killed; the sentinels named ${f.newPort} after ${(f.sentinelsSwitchedMs / 1000).toFixed(2)} s, ` +
+        `which answered as primary after ${(f.promotedMs / 1000).toFixed(2)} s.`
+      )
+    },
+    async stop() {
+      client.disconnect()
+      await set.stop()
+    },
+  }
+}
+
+/** Retries `probe` every 20 ms until it answers (at most 30 s). */
+async function waitForRedis(probe: () => Promise<unknown>): Promise<void> {
+  for (let i = 0; ; i++) {
+    try {
+      await probe()
+      return
+    } catch (err) {
+      if (i > 1500) throw err
+      await sleep(20)
+    }
+  }
+}
+
+/** What the store says beside its stats: the slots it reserves after a loss (undefined when its watch does not say). */
+async function reservedSlots(store: QueueStore, room: string): Promise<number | undefined> {
+  const w = (await store.watch(room, Date.now() + 86_400_000)) as Partial<{ reserved: number; reservedUntil: number }>
+  if (typeof w.reserved !== 'number' || typeof w.reservedUntil !== 'number') return undefined
+  return w.reservedUntil > Date.now() ? w.reserved : 0
+}
+
+/**
+ * The embedded store's admissions of the last minute, read from its state (the simulator runs it in this
+ * process; there is no port for it): undefined if its shape is not what is expected.
+ */
+function memoryAdmissions(store: QueueStore): Started['admissions'] {
+  type Scored = { readonly size: number; first(count: number): string[]; score(member: string): number | undefined }
+  const rooms = (store as unknown as { rooms?: Map<string, { admissions?: Scored }> }).rooms
+  if (!(rooms instanceof Map)) return undefined
+  return async (room, sinceMs) => {
+    const adm = rooms.get(room)?.admissions
+    if (adm === undefined) return []
+    const out: [string, number][] = []
+    for (const m of adm.first(adm.size)) {
+      const at = adm.score(m)
+      if (at !== undefined && at >= sinceMs) out.push([m, at])
+    }
+    return out
+  }
 }
 
 async function startStack(o: SimOptions, real: RoomLimits, room: string): Promise<Started> {
   const stops: (() => Promise<void>)[] = []
   try {
     let redisUrl: string | undefined
-    if (o.redis === true || (o.runtime === 'worker' && typeof o.redis !== 'string')) {
-      const r: RedisServer = await startRedis()
-      stops.push(() => r.stop())
-      redisUrl = r.url
+    let here: RedisHere | undefined
+    if (o.fault?.kind === 'failover') {
+      if (typeof o.redis === 'string') throw new Error('the failover sale starts its own Sentinel set (no --redis URL)')
+      here = await sentinelHere()
+      stops.push(() => (here as RedisHere).stop())
+      redisUrl = here.url
+    } else if (o.redis === true || (typeof o.redis !== 'string' && (o.runtime === 'worker' || o.fault !== undefined))) {
+      here = await redisHere()
+      stops.push(() => (here as RedisHere).stop())
+      redisUrl = here.url
     } else if (typeof o.redis === 'string') redisUrl = o.redis
+    if (o.fault !== undefined && here === undefined)
+      throw new Error('a store fault needs the redis-server started by the simulator (no --redis URL)')
     const [edgePort, originPort] = [await freePort(), await freePort()]
     const edgeUrl = `http://127.0.0.1:${edgePort}`
     const booking = await buildBooking({
@@ -196,6 +348,22 @@ async function startStack(o: SimOptions, real: RoomLimits, room: string): Promis
     const rooms = JSON.stringify([{ id: room, paths: ['/'], ...real }])
     const secret = randomBytes(32).toString('hex')
     let stats: Started['stats']
+    let reserved: Started['reserved']
+    let admissions: Started['admissions']
+    if (redisUrl !== undefined) {
+      // The simulator's own connection: the store's numbers and its record of admissions, beside the edge.
+      const redis = connectRedis(redisUrl)
+      stops.push(async () => redis.disconnect())
+      const store = new RedisQueueStore(redis, luaScripts())
+      stats = (id) => store.stats(id)
+      reserved = (id) => reservedSlots(store, id)
+      admissions = async (id, sinceMs) => {
+        const flat = await redis.zrangebyscore(roomKeys(id).admissions, sinceMs, '+inf', 'WITHSCORES')
+        const out: [string, number][] = []
+        for (let i = 0; i + 1 < flat.length; i += 2) out.push([flat[i] as string, Number(flat[i + 1])])
+        return out
+      }
+    }
     if (o.runtime === 'worker') {
       // The production Worker bundle, as wrangler builds it for a deploy, in workerd; Redis via StoreRelay.
       const script = await buildWorker('worker/index.ts', resolve('.tmp/sim/worker'))
@@ -211,10 +379,6 @@ async function startStack(o: SimOptions, real: RoomLimits, room: string): Promis
         port: edgePort,
       })
       stops.push(() => worker.close())
-      const redis = connectRedis(redisUrl as string)
-      stops.push(async () => redis.disconnect())
-      const store = new RedisQueueStore(redis, luaScripts())
-      stats = (id) => store.stats(id)
     } else {
       const config = loadConfig({ ANTEROOM_ROOMS: rooms, ANTEROOM_QUEUE_SECRET: secret, ANTEROOM_REDIS_URL: redisUrl })
       const edge = await buildEdge(config, { originUrl: `http://127.0.0.1:${originPort}` })
@@ -222,7 +386,12 @@ async function startStack(o: SimOptions, real: RoomLimits, room: string): Promis
       const server = serve({ fetch: edge.app.fetch, hostname: '127.0.0.1', port: edgePort })
       stops.push(() => new Promise((r) => server.close(() => r())))
       await new Promise((r) => (server.listening ? r(null) : server.once('listening', r)))
-      stats = (id) => edge.deps.queue.stats(id)
+      if (redisUrl === undefined) {
+        const queue = edge.deps.queue
+        stats = (id) => queue.stats(id)
+        reserved = (id) => reservedSlots(queue, id)
+        admissions = memoryAdmissions(queue)
+      }
     }
     const origin = serve({ fetch: booking.app.fetch, hostname: '127.0.0.1', port: originPort })
     stops.push(() => new Promise((r) => origin.close(() => r())))
@@ -230,6 +399,9 @@ async function startStack(o: SimOptions, real: RoomLimits, room: string): Promis
     return {
       edgeUrl,
       stats,
+      reserved,
+      admissions,
+      redis: here,
       async stop() {
         for (const stop of stops.reverse()) await stop().catch(() => {})
       },
@@ -285,6 +457,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
   const scaling = scaleLimits(o.limits, o.scale)
   const { real } = scaling
   const random = rng(o.seed)
+  if (o.fault !== undefined && o.edgeUrl) throw new Error('a store fault needs the edge and Redis started by the simulator (no --edge)')
   const stack: Started = o.edgeUrl ? { edgeUrl: o.edgeUrl.replace(/\/$/, ''), stop: async () => {} } : await startStack(o, real, room)
   const agent = new Agent({ connections: o.connections ?? 64, keepAliveTimeout: 10_000 })
   let requests = 0
@@ -296,12 +469,34 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
   }
   const t0 = performance.now()
   const now = () => performance.now() - t0
+  // Store times (ms on the wall clock, Redis TIME on this host) to run time.
+  const wallAtZero = Date.now() - now()
+  const sessionMs = real.sessionDurationSeconds * 1000
+  const admissionCookie = `anteroom_a_${room}`
+  const queueCookie = `anteroom_q_${room}`
 
   async function browse(v: VisitorRecord, jar: Jar, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+    const sent = now()
+    const before = jar.cookies.get(admissionCookie)
     try {
       return await call(jar, method, path, body, headers)
     } finally {
       v.lastActivityReceived = now()
+      // A new admission cookie: the session was renewed (past half of it, or re-registered after a loss).
+      const after = jar.cookies.get(admissionCookie)
+      if (after !== undefined && after !== before) v.sessionEnd = Math.max(v.sessionEnd ?? 0, sent + sessionMs)
+      // A session from before the fault, used after it: the edge should re-register it (once).
+      if (
+        fault !== undefined &&
+        fault.end > fault.start &&
+        sent > fault.end &&
+        (v.admittedReceived ?? Number.POSITIVE_INFINITY) < fault.start
+      ) {
+        const renewed = usedAfterFault.get(v.id)
+        if (renewed === undefined) fault.browsingAfter++
+        if (renewed !== true && after !== undefined && after !== before) fault.reregistered++
+        usedAfterFault.set(v.id, renewed === true || (after !== undefined && after !== before))
+      }
     }
   }
 
@@ -337,6 +532,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     // Exponential patience around the mean.
     patienceMs: ((-Math.log(1 - random() * 0.999) * o.patienceSeconds) / o.scale) * 1000,
     buys: random() < o.buyShare,
+    browseMs: ((-Math.log(1 - random() * 0.999) * (o.browseSeconds ?? 0)) / o.scale) * 1000,
     jitter: random,
   }))
   const deadline = (o.maxRealSeconds ?? 300) * 1000
@@ -347,8 +543,11 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       const a = now()
       try {
         let s: { waiting: number; active: number; admittedLastMinute: number } | undefined
-        if (stack.stats) s = await stack.stats(room)
-        else if (o.adminToken) {
+        let reserved: number | undefined
+        if (stack.stats) {
+          s = await stack.stats(room)
+          reserved = await stack.reserved?.(room)
+        } else if (o.adminToken) {
           const res = await request(`${stack.edgeUrl}/_anteroom/api/rooms/${room}/stats`, {
             headers: { authorization: `Bearer ${o.adminToken}` },
             dispatcher: agent,
@@ -356,12 +555,64 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
           const j = (await res.body.json()) as { waiting: number; active: number; admittedLastMinute: number }
           if (res.statusCode === 200) s = j
         }
-        if (s) samples.push({ t: (a + now()) / 2, waiting: s.waiting, active: s.active, admittedLastMinute: s.admittedLastMinute })
+        if (s) {
+          const sample: StoreSample = { t: (a + now()) / 2, waiting: s.waiting, active: s.active, admittedLastMinute: s.admittedLastMinute }
+          if (reserved !== undefined) sample.reserved = reserved
+          samples.push(sample)
+        }
       } catch {
         // A missed sample is only a gap in the chart.
       }
       await sleep(250)
     }
+  })()
+
+  // The store's record of its admissions, read twice a second (it keeps a minute) and before a fault.
+  const recorded = new Map<string, number>()
+  let recordFrom = 0
+  async function collect() {
+    if (!stack.admissions) return
+    try {
+      for (const [member, at] of await stack.admissions(room, recordFrom)) {
+        recorded.set(member, at)
+        if (at > recordFrom) recordFrom = at
+      }
+    } catch {
+      // The store is away: what it recorded meanwhile is read next time (or lost with it).
+    }
+  }
+  const collector = (async () => {
+    while (sampling) {
+      await collect()
+      await sleep(500)
+    }
+  })()
+
+  // The fault, mid-sale: the visitors' polls are sorted by it into before and after (verdicts.ts).
+  let fault: StoreFault | undefined
+  let faultStarted = false
+  /** Visitors admitted before the fault who made a request after it: whether a renewal came back yet. */
+  const usedAfterFault = new Map<number, boolean>()
+  const faultAtMs = o.fault === undefined ? 0 : ((o.fault.atSeconds ?? o.curve.durationSeconds / 2) / o.scale) * 1000
+  const faultDone = (async () => {
+    if (o.fault === undefined || stack.redis === undefined) return
+    const redis = stack.redis
+    const kind = o.fault.kind
+    await sleep(faultAtMs - now())
+    await collect()
+    const start = now()
+    faultStarted = true
+    fault = { kind, start, end: start, busy: 0, reregistered: 0, browsingAfter: 0 }
+    let note: string | undefined
+    if (kind === 'flush') await redis.flush()
+    else if (kind === 'restart') await redis.restart()
+    else {
+      if (redis.failover === undefined) throw new Error('a failover needs the Sentinel set')
+      note = await redis.failover()
+    }
+    fault.end = now()
+    if (note !== undefined) fault.note = note
+    log(`  ${(start / 1000).toFixed(1)} s: ${kind}; the store answered again after ${((fault.end - start) / 1000).toFixed(2)} s`)
   })()
 
   let lastAdmittedJar: Jar | undefined
@@ -377,21 +628,43 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       let refresh = real.refreshSeconds
       try {
         const r = await call(jar, 'GET', `/_anteroom/status?room=${room}`)
+        const received = now()
         const state = r.json?.state
         if (typeof r.json?.refreshSeconds === 'number') refresh = r.json.refreshSeconds
         if (v.lastPollSent !== undefined) v.maxGapMs = Math.max(v.maxGapMs ?? 0, sent - v.lastPollSent)
         v.lastPollSent = sent
-        v.lastPollReceived = now()
+        v.lastPollReceived = received
         if (typeof r.json?.refreshSeconds === 'number') observedRefresh = r.json.refreshSeconds
         if (state === 'admitted') {
           v.admittedSent = sent
-          v.admittedReceived = now()
+          v.admittedReceived = received
+          v.sessionEnd = sent + sessionMs
           break
         }
-        if (state === 'queued' || state === 'paused') {
+        if (state === 'queued' || state === 'paused' || state === 'recovering') {
           v.lastQueuedSent = sent
-          v.serverArrival ??= tokenArrival(jar.cookies.get(`anteroom_q_${room}`))
-        } else failed(`poll ${r.status} ${typeof state === 'string' ? state : 'no state'}`)
+          // Sorted by the fault: answered before it began, or sent after the store was back.
+          if (!faultStarted) v.lastQueuedBeforeFault = sent
+          else if (fault !== undefined && fault.end > fault.start && sent > fault.end) v.lastQueuedAfterFault = sent
+          const arrival = tokenArrival(jar.cookies.get(queueCookie))
+          if (v.serverArrival === undefined) v.serverArrival = arrival
+          else if (arrival !== undefined && arrival > v.serverArrival) v.movedBack = (v.movedBack ?? 0) + 1
+          if (state === 'queued') {
+            const eta = r.json?.etaSeconds
+            const range = r.json?.etaRange
+            const [low, high] = Array.isArray(range) && range.length === 2 ? (range as unknown[]) : [undefined, undefined]
+            const num = (x: unknown) => (typeof x === 'number' ? x : Number.NaN)
+            ;(v.estimates ??= []).push(received, num(eta), num(low), num(high))
+          }
+          if (state === 'recovering') {
+            v.recoveringPolls = (v.recoveringPolls ?? 0) + 1
+            if (fault === undefined) failed('poll 200 recovering (no fault)')
+            else fault.recovering = [fault.recovering?.[0] ?? received, received]
+          }
+        } else {
+          if (fault !== undefined && r.status === 503 && state === 'busy') fault.busy++
+          else failed(`poll ${r.status} ${typeof state === 'string' ? state : 'no state'}`)
+        }
       } catch (err) {
         failed(`poll request failed: ${err instanceof Error ? err.name : 'error'}`)
       }
@@ -404,46 +677,59 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       await sleep(next - now())
     }
     lastAdmittedJar = jar
-    // Admitted: look at the seat map and maybe buy one or two seats.
+    // Admitted: look at the seat map and maybe buy one or two seats, then browse a while.
     try {
-      for (let attempt = 0; attempt < 2; attempt++) {
-        const map = await browse(v, jar, 'GET', `/events/${SEATS_EVENT}/seats`)
-        const free = ((map.json?.seats as { seat: string; status: string }[] | undefined) ?? []).filter((s) => s.status === 'free')
-        if (!plan.buys || free.length === 0) return
-        const want = 1 + Math.floor(plan.jitter() * 2)
-        const start = Math.floor(plan.jitter() * free.length)
-        const seats = Array.from({ length: Math.min(want, free.length) }, (_, i) => free[(start + i) % free.length]!.seat)
-        const hold = await browse(v, jar, 'POST', `/events/${SEATS_EVENT}/holds`, { seats })
-        if (hold.status === 409) continue
-        if (hold.status !== 201) return
-        const id = (hold.json?.hold as { id?: string } | undefined)?.id
-        if (id === undefined) return
-        const paid = await browse(v, jar, 'POST', `/holds/${id}/confirm`, undefined, { 'idempotency-key': `sim-${o.seed}-${v.id}-${id}` })
-        if (paid.status === 200) {
-          v.tickets = ((paid.json?.tickets as { seat: string }[] | undefined) ?? []).map((t) => t.seat)
-          v.boughtAt = now()
-        }
-        return
+      await shop(v, jar, plan)
+      const leaveAt = (v.admittedReceived ?? now()) + plan.browseMs
+      while (now() + real.refreshSeconds * 1000 < leaveAt && now() < deadline) {
+        await sleep(real.refreshSeconds * 1000 * (0.95 + 0.1 * plan.jitter()))
+        await browse(v, jar, 'GET', `/events/${SEATS_EVENT}/seats`)
       }
     } catch (err) {
       failed(`booking request failed: ${err instanceof Error ? err.name : 'error'}`)
     }
   }
 
+  async function shop(v: VisitorRecord, jar: Jar, plan: (typeof plans)[number]) {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const map = await browse(v, jar, 'GET', `/events/${SEATS_EVENT}/seats`)
+      const free = ((map.json?.seats as { seat: string; status: string }[] | undefined) ?? []).filter((s) => s.status === 'free')
+      if (!plan.buys || free.length === 0) return
+      const want = 1 + Math.floor(plan.jitter() * 2)
+      const start = Math.floor(plan.jitter() * free.length)
+      const seats = Array.from({ length: Math.min(want, free.length) }, (_, i) => free[(start + i) % free.length]!.seat)
+      const hold = await browse(v, jar, 'POST', `/events/${SEATS_EVENT}/holds`, { seats })
+      if (hold.status === 409) continue
+      if (hold.status !== 201) return
+      const id = (hold.json?.hold as { id?: string } | undefined)?.id
+      if (id === undefined) return
+      const paid = await browse(v, jar, 'POST', `/holds/${id}/confirm`, undefined, { 'idempotency-key': `sim-${o.seed}-${v.id}-${id}` })
+      if (paid.status === 200) {
+        v.tickets = ((paid.json?.tickets as { seat: string }[] | undefined) ?? []).map((t) => t.seat)
+        v.boughtAt = now()
+      }
+      return
+    }
+  }
+
   let booking: BookingOutcome
   let realSeconds: number
   try {
-    log(`simulate: ${o.visitors} visitors, ${o.curve.kind}, scale ${o.scale}x, edge ${stack.edgeUrl}`)
+    log(
+      `simulate: ${o.visitors} visitors, ${o.curve.kind}, scale ${o.scale}x, edge ${stack.edgeUrl}${o.fault ? `, ${o.fault.kind} at ${(faultAtMs / 1000).toFixed(1)} s` : ''}`,
+    )
     const progress = setInterval(() => {
       const admitted = visitors.filter((v) => v.admittedReceived !== undefined).length
       const gone = visitors.filter((v) => v.abandoned).length
       log(`  ${(now() / 1000).toFixed(0)} s: admitted ${admitted}, gave up ${gone}, requests ${requests}`)
     }, 5000)
-    await Promise.all(visitors.map((v, i) => visit(v, plans[i]!)))
+    await Promise.all([...visitors.map((v, i) => visit(v, plans[i]!)), faultDone])
     clearInterval(progress)
     realSeconds = now() / 1000
     sampling = false
     await sampler
+    await collector
+    await collect()
     if (stack.invariant) booking = await stack.invariant()
     else booking = await remoteInvariant(lastAdmittedJar)
   } finally {
@@ -469,15 +755,31 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     }
   }
 
-  const sessionMs = real.sessionDurationSeconds * 1000
+  const admissions = stack.admissions ? [...recorded.values()].map((ms) => ms - wallAtZero).sort((a, b) => a - b) : undefined
+  const recovery = recoveryMs(real.refreshSeconds)
+  const abandonAfterMs = real.abandonAfterSeconds * 1000
+  // The store admits nobody for the recovery after a loss (or a failover that lost writes): not a slow rate.
+  // Nor after the deadline, when the visitors stopped polling.
+  const excluded: [number, number][] = [[deadline, Number.POSITIVE_INFINITY]]
+  // Without the store's reservation in the samples, the room looks emptier than it is for a session
+  // length after a loss (the slots kept for the sessions from before): left out too.
+  const seesReserved = samples.some((x) => x.reserved !== undefined)
+  if (fault) excluded.push([fault.start, fault.end + (seesReserved ? recovery : Math.max(recovery, sessionMs)) + 1000])
   const verdicts: Verdict[] = [
     activeVerdict(visitors, samples, real.totalActiveUsers, sessionMs),
-    ...rateVerdicts(visitors, samples, real.newUsersPerMinute),
-    fifoVerdict(visitors, real.abandonAfterSeconds * 1000),
-    abandonedVerdict(visitors, samples, { sessionMs, abandonAfterMs: real.abandonAfterSeconds * 1000, slackMs: 1000 }),
+    ...rateVerdicts(visitors, samples, {
+      perMinute: real.newUsersPerMinute,
+      record: admissions,
+      totalActiveUsers: real.totalActiveUsers,
+      excluded,
+    }),
+    fifoVerdict(visitors, abandonAfterMs, fault),
+    ...(fault ? [placesVerdict(visitors, abandonAfterMs, fault), recoveryVerdict(fault, admissions, recovery, o.scale)] : []),
+    abandonedVerdict(visitors, samples, { sessionMs, abandonAfterMs, slackMs: 1000, fault }),
     ...bookingVerdicts(visitors, booking),
     everyoneVerdict(visitors),
     waitVerdict(visitors, o.scale, o.maxP99WaitSeconds),
+    etaVerdict(visitors, o.etaRequired ?? false),
   ]
   if (o.edgeUrl) {
     scaling.notes.push(
@@ -518,5 +820,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     requests,
     errors,
     errorKinds,
+    fault,
+    admissions,
   }
 }

@@ -8,6 +8,7 @@
 // sent, and before the poll that answered "admitted" came back. The verdicts use these intervals so that
 // they never report a violation the edge did not commit (they count what is certain).
 import { percentile } from '../scripts/lib/stats.js'
+import { emissionIntervalUs, perSecondCap } from '../src/core/admission.js'
 
 export interface VisitorRecord {
   id: number
@@ -15,8 +16,29 @@ export interface VisitorRecord {
   arrivedAt: number
   /** The server's arrival (µs on the store's clock), from the queue token; undefined if never queued. */
   serverArrival?: number
-  /** Send time of the last poll that answered queued (or of the first request if admitted at once). */
+  /** Send time of the last poll that answered queued, paused or recovering (undefined if admitted at once). */
   lastQueuedSent?: number
+  /**
+   * Around a store fault (a loss or a failover, see StoreFault): the send time of the last poll that
+   * answered while waiting before the fault began (sent and received before it), and of the last one
+   * sent after the store was back. The store's memory before and after are compared apart.
+   */
+  lastQueuedBeforeFault?: number
+  lastQueuedAfterFault?: number
+  /** Polls answered recovering (the store forgot the room and admits nobody for a while). */
+  recoveringPolls?: number
+  /** The arrival in the visitor's queue token moved later while they kept polling (their place was lost). */
+  movedBack?: number
+  /**
+   * Every wait this visitor was shown while queued, flat: [received ms, etaSeconds, range low, range
+   * high] per answer, NaN where the answer had none.
+   */
+  estimates?: number[]
+  /**
+   * The end of the session as far as it is certain: the send time of the request that brought the
+   * admission, or the last renewal of it (a new admission cookie), plus the session length.
+   */
+  sessionEnd?: number
   /** Send and receive time of the poll that first answered admitted. */
   admittedSent?: number
   admittedReceived?: number
@@ -42,7 +64,32 @@ export interface StoreSample {
   waiting: number
   active: number
   admittedLastMinute: number
+  /** Slots the store keeps for sessions from before a loss (0 without one; undefined when the store does not say). */
+  reserved?: number
 }
+
+/**
+ * A fault of the store during the run, real ms: `start` when it began (the flush sent, the server or
+ * primary killed), `end` when the simulator's own connection saw the store answer again.
+ */
+export interface StoreFault {
+  kind: 'flush' | 'restart' | 'failover'
+  start: number
+  end: number
+  /** When visitors were first and last answered recovering after it (receive times). */
+  recovering?: [number, number]
+  /** Polls answered busy (503: the store away) while the fault lasted, and after it. */
+  busy: number
+  /** What the fault took, in words (e.g. the primary's port and the replica promoted). */
+  note?: string
+  /** Visitors admitted before it whose admission was renewed after it (the edge re-registering a session the store forgot). */
+  reregistered: number
+  /** Of the visitors admitted before it, those still browsing after it (who could re-register). */
+  browsingAfter: number
+}
+
+/** What the store recorded of its admissions: their times, real ms, ascending (the store's clock). */
+export type AdmissionRecord = number[]
 
 export interface Verdict {
   name: string
@@ -62,37 +109,54 @@ export function grantInterval(v: VisitorRecord): [number, number] | undefined {
 
 /**
  * Max number of visitors whose session was certainly running at the same time. A session runs from the
- * grant to the grant plus sessionMs; the inner interval [admittedReceived, admittedSent + sessionMs]
- * lies inside it whatever the latency, so the overlap is a lower bound of the true count.
+ * grant to the grant plus sessionMs (or from the last renewal); the inner interval [admittedReceived,
+ * admittedSent + sessionMs] (or the renewal's send time + sessionMs) lies inside it whatever the
+ * latency, so the overlap is a lower bound of the true count. These are sessions the visitors hold: a
+ * valid admission token each, whether the store still knows them or not.
  */
 export function maxCertainActive(visitors: VisitorRecord[], sessionMs: number): number {
+  return certainActiveAt(visitors, sessionMs).max
+}
+
+/** The most sessions certainly running at once, and when. */
+export function certainActiveAt(visitors: VisitorRecord[], sessionMs: number): { max: number; at?: number } {
   const events: [number, number][] = []
   for (const v of visitors) {
     if (v.admittedReceived === undefined || v.admittedSent === undefined) continue
     const start = v.admittedReceived
-    const end = v.admittedSent + sessionMs
+    const end = Math.max(v.admittedSent + sessionMs, v.sessionEnd ?? 0)
     if (end <= start) continue
     events.push([start, 1], [end, -1])
   }
   events.sort((a, b) => a[0] - b[0] || a[1] - b[1])
   let cur = 0
   let max = 0
-  for (const [, d] of events) {
+  let at: number | undefined
+  for (const [t, d] of events) {
     cur += d
-    if (cur > max) max = cur
+    if (cur > max) {
+      max = cur
+      at = t
+    }
   }
-  return max
+  return { max, at }
 }
 
 export function activeVerdict(visitors: VisitorRecord[], samples: StoreSample[], cap: number, sessionMs: number): Verdict {
   const store = samples.reduce((m, s) => Math.max(m, s.active), 0)
-  const seen = maxCertainActive(visitors, sessionMs)
+  const held = samples.reduce((m, s) => Math.max(m, s.active + (s.reserved ?? 0)), 0)
+  const seen = certainActiveAt(visitors, sessionMs)
   return {
     name: 'max active sessions',
-    ok: store <= cap && seen <= cap,
-    measured: `store ${store}, visitor side ${seen}`,
+    ok: store <= cap && seen.max <= cap,
+    measured:
+      `store ${store}${held > store ? ` (with slots reserved after a loss ${held})` : ''}, ` +
+      `visitor side ${seen.max}${seen.at !== undefined ? ` at ${(seen.at / 1000).toFixed(1)} s` : ''}`,
     limit: `totalActiveUsers ${cap}`,
-    detail: 'Store: max of the sampled active count. Visitor side: most sessions certainly running at once.',
+    detail:
+      'Store: max of the sampled active count. Visitor side: most sessions certainly running at once (admitted or renewed, ' +
+      'not yet expired), counted from the visitors whether the store still knows them or not, so a store that forgot sessions ' +
+      'and admitted others in their place shows here.',
   }
 }
 
@@ -116,27 +180,116 @@ export function worstWindow(visitors: VisitorRecord[], windowMs: number): { coun
   return best
 }
 
-export function rateVerdicts(visitors: VisitorRecord[], samples: StoreSample[], perMinute: number): Verdict[] {
+/** The most entries of a sorted list of times within `windowMs` of the first: t[j] − t[i] < windowMs. */
+export function densestWindow(times: readonly number[], windowMs: number): { count: number; start: number } {
+  let best = { count: 0, start: 0 }
+  let i = 0
+  for (let j = 0; j < times.length; j++) {
+    while (times[j]! - times[i]! >= windowMs) i++
+    if (j - i + 1 > best.count) best = { count: j - i + 1, start: times[i]! }
+  }
+  return best
+}
+
+/**
+ * The most admissions the rule lets into any window of `windowMs`: the pace gives each admission a
+ * slot one emission interval after the last, never more than a second (CATCH_UP_US) behind the time,
+ * so slots in a window lie within it plus that second before it.
+ */
+export function paceBound(perMinute: number, windowMs: number): number {
+  return Math.floor(((windowMs + 1000) * 1000) / emissionIntervalUs(perMinute)) + 1
+}
+
+export interface RateInput {
+  /** newUsersPerMinute as the edge has it (real). */
+  perMinute: number
+  /** The store's own record of its admissions, if the simulator could read it. */
+  record?: AdmissionRecord
+  totalActiveUsers: number
+  /** Times when the store admits nobody by design (a recovery after a loss), real ms, left out of the saturated rate. */
+  excluded?: [number, number][]
+}
+
+/**
+ * The worst one-second and 60-second windows, and the rate while saturated: admissions per minute over
+ * the stretches when the line was long (at least two seconds' admissions waiting) and the room had room
+ * for a second's admissions, between two store samples (250 ms apart).
+ */
+export function rateVerdicts(visitors: VisitorRecord[], samples: StoreSample[], input: RateInput | number): Verdict[] {
+  const o: RateInput = typeof input === 'number' ? { perMinute: input, totalActiveUsers: Number.POSITIVE_INFINITY } : input
+  const n = o.perMinute
+  const cap1 = perSecondCap(n)
+  const cap60 = paceBound(n, 60_000)
   const w60 = worstWindow(visitors, 60_000)
-  const w10 = worstWindow(visitors, 10_000)
-  const store = samples.reduce((m, s) => Math.max(m, s.admittedLastMinute), 0)
-  const per10 = Math.ceil(perMinute / 6)
+  const w1 = worstWindow(visitors, 1000)
+  const store60 = samples.reduce((m, s) => Math.max(m, s.admittedLastMinute), 0)
+  const r1 = o.record ? densestWindow(o.record, 1000) : undefined
+  const r60 = o.record ? densestWindow(o.record, 60_000) : undefined
+  const at = (w: { start: number }) => `from ${(w.start / 1000).toFixed(1)} s`
+  const sat = saturatedRate(samples, o)
+  const satOk = sat === undefined || sat.perMinute >= 0.95 * n
   return [
     {
-      name: 'worst 60-second admission window',
-      ok: w60.count <= perMinute && store <= perMinute,
-      measured: `visitor side ${w60.count} (from ${(w60.start / 1000).toFixed(1)} s), store ${store}`,
-      limit: `newUsersPerMinute ${perMinute} per real 60 s`,
-      detail: 'Grants certainly inside a sliding real 60-s window; store: max sampled admittedLastMinute.',
+      name: 'worst one-second admission window',
+      ok: w1.count <= cap1 && (r1 === undefined || r1.count <= cap1),
+      measured: `${r1 ? `store ${r1.count} (${at(r1)}), ` : ''}visitor side ${w1.count}`,
+      limit: `floor(newUsersPerMinute / 60) + 1 = ${cap1} per real second`,
+      detail:
+        'Store: the most admissions the store recorded (its own clock, ms) within any second. Visitor side: grants certainly inside one (a lower bound; a grant is only known to lie between two polls). ' +
+        (o.record ? '' : 'The store could not be read here, so only the visitor side is checked.'),
     },
     {
-      name: 'worst 10-second admission window',
-      ok: w10.count <= per10,
-      measured: `${w10.count} (from ${(w10.start / 1000).toFixed(1)} s)`,
-      limit: `ceil(newUsersPerMinute / 6) = ${per10} per real 10 s`,
-      detail: 'The edge spreads admissions: at most a sixth of the minute per 10 s.',
+      name: 'worst 60-second admission window',
+      ok: w60.count <= cap60 && store60 <= cap60 && (r60 === undefined || r60.count <= cap60),
+      measured: `${r60 ? `store record ${r60.count} (${at(r60)}), ` : ''}visitor side ${w60.count} (${at(w60)}), store admittedLastMinute ${store60}`,
+      limit: `newUsersPerMinute ${n}, paced: at most ${cap60} in any real 60 s`,
+      detail:
+        'The pace allows 61 s of slots into a minute (an idle room catches up one second): floor(61 s / emission interval) + 1. ' +
+        'Store record, grants certainly inside a sliding real 60-s window, and the max sampled admittedLastMinute.',
+    },
+    {
+      name: 'saturated admission rate',
+      ok: satOk,
+      info: sat === undefined,
+      measured:
+        sat === undefined
+          ? o.record
+            ? 'not measured: the line was never long with the room short of full for 5 s'
+            : 'not measured: no store record'
+          : `${sat.perMinute.toFixed(0)} a minute (${(sat.perMinute / n).toFixed(3)} of the setting) over ${(sat.ms / 1000).toFixed(1)} s`,
+      limit: `>= 0.95 x newUsersPerMinute = ${(0.95 * n).toFixed(0)} a minute`,
+      detail:
+        `Admissions in the store's record while the line was long (>= ${2 * cap1} waiting) and the room short of full by a second's admissions ` +
+        '(active + reserved <= totalActiveUsers - ' +
+        `${cap1}), at both ends of each 250-ms sample interval, outside any recovery after a loss; measured when such stretches add up to 5 s.`,
     },
   ]
+}
+
+/** Admissions per minute over the saturated stretches (see rateVerdicts); undefined under 5 s of them. */
+export function saturatedRate(samples: StoreSample[], o: RateInput): { perMinute: number; ms: number; admissions: number } | undefined {
+  if (!o.record) return undefined
+  const cap1 = perSecondCap(o.perMinute)
+  const saturated = (s: StoreSample) =>
+    s.waiting >= 2 * cap1 &&
+    s.active + (s.reserved ?? 0) <= o.totalActiveUsers - cap1 &&
+    !(o.excluded ?? []).some(([a, b]) => s.t >= a && s.t <= b)
+  let ms = 0
+  let admissions = 0
+  const rec = o.record
+  let k = 0
+  for (let i = 0; i + 1 < samples.length; i++) {
+    const a = samples[i]!
+    const b = samples[i + 1]!
+    if (!saturated(a) || !saturated(b) || b.t - a.t > 1000) continue
+    ms += b.t - a.t
+    while (k < rec.length && rec[k]! <= a.t) k++
+    let j = k
+    while (j < rec.length && rec[j]! <= b.t) j++
+    admissions += j - k
+  }
+  if (ms < 5000) return undefined
+  return { perMinute: (admissions / ms) * 60_000, ms, admissions }
 }
 
 /**
@@ -144,36 +297,78 @@ export function rateVerdicts(visitors: VisitorRecord[], samples: StoreSample[], 
  * was certainly granted after b: a's grant interval starts after b's ends. Pick-up order is not
  * compared (a visitor granted while between polls collects at the next poll, up to one poll interval
  * later), only what the grant intervals prove.
+ *
+ * With a store fault, the store's memory before it and after it are compared apart: a visitor granted
+ * just before a loss who had not collected it is granted again after it (the store forgot), and being
+ * collected after later arrivals who were granted before the loss is no inversion; but within each
+ * side, everyone who kept polling must be granted in arrival order. Before: the polls sent and answered
+ * before the fault began; after: those sent once the store answered again.
  */
 export function fifoInversions(
   visitors: VisitorRecord[],
   abandonAfterMs = Number.POSITIVE_INFINITY,
+  fault?: Pick<StoreFault, 'start' | 'end'>,
 ): { count: number; example?: [number, number] } {
   // A visitor whose polls were ever abandonAfter apart was (rightly) dropped and rejoined at the back.
   const kept = visitors
-    .filter((v) => !v.abandoned && v.serverArrival !== undefined && v.admittedReceived !== undefined && (v.maxGapMs ?? 0) < abandonAfterMs)
+    .filter((v) => !v.abandoned && v.serverArrival !== undefined && (v.maxGapMs ?? 0) < abandonAfterMs)
     .sort((a, b) => a.serverArrival! - b.serverArrival!)
+  const sides: Interval[][] = []
+  if (fault === undefined) {
+    sides.push(
+      kept.filter((v) => v.admittedReceived !== undefined).map((v) => ({ id: v.id, lo: grantInterval(v)![0], hi: v.admittedReceived! })),
+    )
+  } else {
+    const before: Interval[] = []
+    const after: Interval[] = []
+    for (const v of kept) {
+      const admitted = v.admittedReceived !== undefined && v.admittedSent !== undefined
+      if (admitted && v.admittedReceived! < fault.start) before.push({ id: v.id, lo: grantInterval(v)![0], hi: v.admittedReceived! })
+      else if (v.lastQueuedBeforeFault !== undefined) before.push({ id: v.id, lo: v.lastQueuedBeforeFault, hi: undefined })
+      if (admitted && v.admittedSent! > fault.end) after.push({ id: v.id, lo: v.lastQueuedAfterFault, hi: v.admittedReceived! })
+    }
+    sides.push(before, after)
+  }
   let count = 0
   let example: [number, number] | undefined
-  // For each b, count earlier a with lo(a) > hi(b). O(n^2) with a cheap early exit on a running max.
-  let maxLo = Number.NEGATIVE_INFINITY
-  for (let j = 0; j < kept.length; j++) {
-    const hiB = grantInterval(kept[j]!)![1]
-    if (maxLo > hiB) {
-      for (let i = 0; i < j; i++) {
-        if (grantInterval(kept[i]!)![0] > hiB) {
-          count++
-          example ??= [kept[i]!.id, kept[j]!.id]
-        }
-      }
-    }
-    maxLo = Math.max(maxLo, grantInterval(kept[j]!)![0])
+  for (const side of sides) {
+    const r = countInversions(side)
+    count += r.count
+    example ??= r.example
   }
   return { count, example }
 }
 
-export function fifoVerdict(visitors: VisitorRecord[], abandonAfterMs = Number.POSITIVE_INFINITY): Verdict {
-  const r = fifoInversions(visitors, abandonAfterMs)
+/** A visitor's grant on one side of a fault: after `lo` (undefined: unknown) and by `hi` (undefined: not on this side). */
+interface Interval {
+  id: number
+  lo: number | undefined
+  hi: number | undefined
+}
+
+/** Pairs i < j (arrival order) with lo(i) > hi(j). O(n^2) with a cheap early exit on a running max. */
+function countInversions(items: Interval[]): { count: number; example?: [number, number] } {
+  let count = 0
+  let example: [number, number] | undefined
+  let maxLo = Number.NEGATIVE_INFINITY
+  for (let j = 0; j < items.length; j++) {
+    const hiB = items[j]!.hi
+    if (hiB !== undefined && maxLo > hiB) {
+      for (let i = 0; i < j; i++) {
+        const lo = items[i]!.lo
+        if (lo !== undefined && lo > hiB) {
+          count++
+          example ??= [items[i]!.id, items[j]!.id]
+        }
+      }
+    }
+    maxLo = Math.max(maxLo, items[j]!.lo ?? Number.NEGATIVE_INFINITY)
+  }
+  return { count, example }
+}
+
+export function fifoVerdict(visitors: VisitorRecord[], abandonAfterMs = Number.POSITIVE_INFINITY, fault?: StoreFault): Verdict {
+  const r = fifoInversions(visitors, abandonAfterMs, fault)
   const lapsed = visitors.filter((v) => !v.abandoned && (v.maxGapMs ?? 0) >= abandonAfterMs).length
   return {
     name: 'FIFO inversions',
@@ -182,7 +377,32 @@ export function fifoVerdict(visitors: VisitorRecord[], abandonAfterMs = Number.P
     limit: '0',
     detail:
       'Pairs where an earlier arrival who kept polling was certainly granted after a later one (grant order, not pick-up order).' +
+      (fault ? ` Before the ${fault.kind} and after it apart: the store's memory of each side.` : '') +
       (lapsed > 0 ? ` ${lapsed} visitors whose polls were abandonAfter apart are not counted.` : ''),
+  }
+}
+
+/**
+ * Places lost: visitors who kept polling (never abandonAfter apart) and yet were not admitted by the
+ * end, or whose queue token came back with a later arrival (sent to the back of the line).
+ */
+export function placesVerdict(visitors: VisitorRecord[], abandonAfterMs: number, fault?: StoreFault): Verdict {
+  const kept = visitors.filter((v) => !v.abandoned && (v.maxGapMs ?? 0) < abandonAfterMs)
+  const back = kept.filter((v) => (v.movedBack ?? 0) > 0)
+  const stuck = kept.filter((v) => v.admittedReceived === undefined)
+  const inLine = fault
+    ? kept.filter((v) => v.arrivedAt < fault.start && (v.admittedReceived === undefined || v.admittedReceived > fault.start)).length
+    : undefined
+  return {
+    name: 'places lost',
+    ok: back.length + stuck.length === 0,
+    measured:
+      `${back.length + stuck.length} (${back.length} sent back, ${stuck.length} never admitted)` +
+      (inLine !== undefined ? ` of ${inLine} in line at the ${fault?.kind}` : ''),
+    limit: '0',
+    detail:
+      'Visitors who kept polling: the arrival in their queue token must never move later (a place restored at the signed arrival), ' +
+      'and every one of them must be admitted in the end.',
   }
 }
 
@@ -196,7 +416,7 @@ export function fifoVerdict(visitors: VisitorRecord[], abandonAfterMs = Number.P
 export function abandonedSlots(
   visitors: VisitorRecord[],
   samples: StoreSample[],
-  o: { sessionMs: number; abandonAfterMs: number; slackMs: number },
+  o: { sessionMs: number; abandonAfterMs: number; slackMs: number; fault?: Pick<StoreFault, 'start' | 'end'> },
 ): { held: number; worstExcess: number; at?: number } {
   const granted = visitors
     .filter((v) => v.serverArrival !== undefined && v.admittedReceived !== undefined)
@@ -211,9 +431,11 @@ export function abandonedSlots(
   let at: number | undefined
   for (const s of samples) {
     let possible = 0
+    // Before a fault's end, a visitor admitted after it may have been granted before it (then forgotten).
+    const beforeEnd = o.fault !== undefined && s.t - o.slackMs <= o.fault.end
     for (const v of visitors) {
       if (v.admittedSent === undefined || v.admittedReceived === undefined) continue
-      const lo = v.lastQueuedSent ?? v.arrivedAt
+      const lo = beforeEnd && v.lastQueuedBeforeFault !== undefined ? v.lastQueuedBeforeFault : (v.lastQueuedSent ?? v.arrivedAt)
       const end = Math.max(v.admittedReceived, v.lastActivityReceived ?? 0) + o.sessionMs
       if (s.t + o.slackMs >= lo && s.t - o.slackMs <= end) possible++
     }
@@ -236,7 +458,7 @@ export function abandonedSlots(
 export function abandonedVerdict(
   visitors: VisitorRecord[],
   samples: StoreSample[],
-  o: { sessionMs: number; abandonAfterMs: number; slackMs: number },
+  o: { sessionMs: number; abandonAfterMs: number; slackMs: number; fault?: Pick<StoreFault, 'start' | 'end'> },
 ): Verdict {
   const r = abandonedSlots(visitors, samples, o)
   return {
@@ -313,5 +535,161 @@ export function everyoneVerdict(visitors: VisitorRecord[]): Verdict {
     measured: `${stuck} still waiting at the end`,
     limit: '0',
     detail: 'Visitors who never gave up must all get in before the run ends.',
+  }
+}
+
+/** How well the shown waits matched: every estimate a later-admitted visitor saw while queued, against their real remaining wait. */
+export interface EtaAccuracy {
+  /** Estimates compared (non-null etaSeconds of visitors who were admitted later). */
+  estimates: number
+  /** Within ±tolerance of the real remaining wait. */
+  within: number
+  share: number
+  /** Median of |estimate − real| / real. */
+  medianError: number
+  /** Estimates shorter than the real wait (too hopeful). */
+  tooShort: number
+  /** Answers with an etaRange, and those whose range held the real wait. */
+  withRange: number
+  inRange: number
+  /** Queued answers without an estimate (etaSeconds null). */
+  nulls: number
+}
+
+export function etaAccuracy(visitors: VisitorRecord[], tolerance = 0.2): EtaAccuracy {
+  let estimates = 0
+  let within = 0
+  let tooShort = 0
+  let withRange = 0
+  let inRange = 0
+  let nulls = 0
+  const errors: number[] = []
+  for (const v of visitors) {
+    const e = v.estimates
+    if (e === undefined || v.admittedReceived === undefined) continue
+    for (let i = 0; i + 3 < e.length; i += 4) {
+      const real = (v.admittedReceived - e[i]!) / 1000
+      const eta = e[i + 1]!
+      if (Number.isNaN(eta)) {
+        nulls++
+        continue
+      }
+      estimates++
+      const err = real > 0 ? Math.abs(eta - real) / real : eta === 0 ? 0 : Number.POSITIVE_INFINITY
+      errors.push(err)
+      if (err <= tolerance + 1e-9) within++
+      if (eta < real) tooShort++
+      const [low, high] = [e[i + 2]!, e[i + 3]!]
+      if (!Number.isNaN(low) && !Number.isNaN(high)) {
+        withRange++
+        if (real >= low && real <= high) inRange++
+      }
+    }
+  }
+  errors.sort((a, b) => a - b)
+  return {
+    estimates,
+    within,
+    share: estimates === 0 ? Number.NaN : within / estimates,
+    medianError: errors.length === 0 ? Number.NaN : percentile(errors, 50),
+    tooShort,
+    withRange,
+    inRange,
+    nulls,
+  }
+}
+
+/**
+ * ETA accuracy (issue #12 §4: 90% of estimates within ±20% of the real wait). A pass/fail verdict when
+ * `required`, otherwise informational with the figure.
+ */
+export function etaVerdict(visitors: VisitorRecord[], required = false, goal = 0.9, tolerance = 0.2): Verdict {
+  const a = etaAccuracy(visitors, tolerance)
+  const pct = (x: number) => (Number.isNaN(x) ? '-' : `${(100 * x).toFixed(1)}%`)
+  return {
+    name: 'ETA within ±20% of the real wait',
+    ok: !required || (a.estimates > 0 && a.share >= goal),
+    info: !required,
+    measured:
+      `${pct(a.share)} of ${a.estimates} estimates (median error ${pct(a.medianError)}, ${pct(a.estimates === 0 ? Number.NaN : a.tooShort / a.estimates)} too short` +
+      `${a.withRange > 0 ? `; real wait inside etaRange ${pct(a.inRange / a.withRange)}` : ''}${a.nulls > 0 ? `; ${a.nulls} answers without an estimate` : ''})`,
+    limit: required ? `>= ${pct(goal)}` : `goal ${pct(goal)} (informational)`,
+    detail:
+      "Every etaSeconds a queued visitor was shown, against that visitor's real remaining wait (from the answer to the poll that said admitted), " +
+      'for the visitors who were admitted; within ±20% of the real wait counts.',
+  }
+}
+
+/**
+ * After a loss the store admits nobody for 2 × refreshSeconds + 1 s, so that everybody polling is back
+ * at their arrival first: no admission in its record from the loss until that long after it began,
+ * and visitors were answered recovering. A failover that lost nothing needs no recovery (informational).
+ */
+export function recoveryVerdict(fault: StoreFault, record: AdmissionRecord | undefined, recoveryMs: number, scale: number): Verdict {
+  const rel = (t: number) => `${((t - fault.start) / 1000).toFixed(1)} s`
+  const firstAfter = record?.find((t) => t >= fault.end)
+  const early = record?.filter((t) => t >= fault.end && t < fault.start + recoveryMs).length ?? 0
+  const expected = fault.kind !== 'failover'
+  const quiet = firstAfter === undefined ? undefined : firstAfter - fault.start
+  return {
+    name: `recovery after the ${fault.kind}`,
+    ok: !expected || (fault.recovering !== undefined && early === 0),
+    info: !expected,
+    measured:
+      `${fault.recovering ? `recovering answered ${rel(fault.recovering[0])} to ${rel(fault.recovering[1])} after it` : 'never answered recovering'}; ` +
+      (quiet === undefined
+        ? 'no admission after it in the store record'
+        : `no admissions for ${(quiet / 1000).toFixed(1)} real s (${((quiet / 1000) * scale).toFixed(0)} sale s)` +
+          (quiet > recoveryMs + 1000 ? ': the recovery, then the slots reserved for the sessions from before' : '')) +
+      (early > 0 && (expected || fault.recovering !== undefined) ? `; ${early} admitted within the recovery` : '') +
+      `; store back after ${((fault.end - fault.start) / 1000).toFixed(2)} s` +
+      `; ${fault.reregistered} of ${fault.browsingAfter} sessions from before it that were used after it renewed${expected ? ' (re-registered)' : ''}` +
+      (fault.busy > 0 ? `; ${fault.busy} polls answered busy` : ''),
+    limit: expected
+      ? `nobody admitted for 2 x refreshSeconds + 1 = ${(recoveryMs / 1000).toFixed(0)} real s`
+      : 'no recovery needed unless the replica missed writes',
+    detail:
+      'From the store record: the first admission after the store was back, counted from the fault. The store admits nobody while recovering, ' +
+      'so every visitor still polling is back at the arrival in their token before anyone is let in.' +
+      (fault.note ? ` ${fault.note}` : ''),
+  }
+}
+
+/**
+ * The extra wait a fault cost: the visitors admitted after it began, against the same visitors (the
+ * same seed: the same arrivals) in the same sale without the fault. Sale seconds.
+ */
+export function extraWait(
+  visitors: VisitorRecord[],
+  baseline: VisitorRecord[],
+  fault: StoreFault,
+  scale: number,
+): { visitors: number; mean: number; p50: number; p95: number } {
+  const base = new Map(baseline.map((v) => [v.id, v]))
+  const diffs: number[] = []
+  for (const v of visitors) {
+    const b = base.get(v.id)
+    if (v.admittedReceived === undefined || v.admittedReceived < fault.start || b?.admittedReceived === undefined) continue
+    diffs.push(((v.admittedReceived - v.arrivedAt - (b.admittedReceived - b.arrivedAt)) * scale) / 1000)
+  }
+  diffs.sort((a, b) => a - b)
+  return {
+    visitors: diffs.length,
+    mean: diffs.length === 0 ? Number.NaN : diffs.reduce((a, b) => a + b, 0) / diffs.length,
+    p50: percentile(diffs, 50),
+    p95: percentile(diffs, 95),
+  }
+}
+
+export function extraWaitVerdict(w: ReturnType<typeof extraWait>, fault: StoreFault): Verdict {
+  const f = (x: number) => (Number.isNaN(x) ? '-' : `${x >= 0 ? '+' : ''}${Math.round(x)} s`)
+  return {
+    name: `extra wait from the ${fault.kind}`,
+    ok: true,
+    info: true,
+    measured: `${w.visitors} visitors admitted after it: mean ${f(w.mean)}, p50 ${f(w.p50)}, p95 ${f(w.p95)} (simulated)`,
+    limit: 'informational',
+    detail:
+      'Each visitor admitted after the fault began, against the same visitor in the same sale (same seed and arrivals) run without it.',
   }
 }
