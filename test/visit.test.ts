@@ -110,7 +110,11 @@ describe('decideVisit', () => {
         etaRange: null,
         refreshSeconds: 20,
       },
+      // The place is kept through the outage: the token is re-signed with the same arrival.
+      place: { arrival: 5, expires: NOW + 60_000, maxAgeSeconds: 60 },
     })
+    // A newcomer gets no place until the store answers.
+    expect(decideVisit(room({ onStoreError: 'closed' }), { kind: 'unavailable' }, undefined, NOW)).not.toHaveProperty('place')
   })
 
   it('fails open on the edge clock: a short admission, and the place kept past it, from the ticket or from now', () => {

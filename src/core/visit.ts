@@ -131,7 +131,13 @@ export function decideVisit(
   const abandonMs = room.abandonAfterSeconds * 1000
   if (outcome.kind === 'unavailable') {
     const status = statusWithoutPlace(room, 'busy')
-    if (room.onStoreError !== 'open') return { kind: 'wait', status, httpStatus: 503 }
+    if (room.onStoreError !== 'open') {
+      // The visitor keeps their place through the outage: their token is re-signed with the same
+      // arrival, so a long failover does not let it lapse (and send them to the back).
+      if (ticketArrival === undefined) return { kind: 'wait', status, httpStatus: 503 }
+      const place = { arrival: ticketArrival, expires: now + abandonMs, maxAgeSeconds: room.abandonAfterSeconds }
+      return { kind: 'wait', status, httpStatus: 503, place }
+    }
     // Each visitor keeps their own identity and arrival; the place outlasts the open admission.
     const arrival = ticketArrival ?? now * 1000
     const keepMs = OPEN_ADMISSION_MS + abandonMs
