@@ -184,16 +184,28 @@ export interface Poll {
   arrival?: number
 }
 
+/** A poll's answer: also the store port's PollResult, so both stores answer in exactly this shape. */
 export type PollAnswer = (
   | {
+      /** recovering: the store forgot the room and waits for everybody to be back before it admits anyone. */
       state: 'queued' | 'paused' | 'recovering'
+      /** Arrival in µs on the store's clock; unique within a room. */
       arrival: number
+      /** 1-based place in line. */
       position: number
       waiting: number
       admittedLastMinute: number
       now: number
     }
-  | { state: 'admitted'; arrival: number; sessionExpires: number; admittedLastMinute: number; now: number }
+  | {
+      state: 'admitted'
+      arrival: number
+      /** When the session ends unless renewed, ms. */
+      sessionExpires: number
+      admittedLastMinute: number
+      now: number
+    }
+  /** An admin ended this visitor's session: no place in line until an admin lets them in again. */
   | { state: 'ended'; arrival: 0; admittedLastMinute: number; now: number }
 ) & { life: LifeMark }
 

@@ -1,6 +1,6 @@
 // The QueueStore port: the line, the active sessions and the admission rate of each room.
 // Redis and the in-process memory store implement it; test/contract/queue-store.ts holds them to it.
-import type { EdgeHint, LifeMark } from '../core/admission.js'
+import type { EdgeHint, LifeMark, PollAnswer } from '../core/admission.js'
 import type { AdmissionLimits } from '../core/settings.js'
 
 export interface PollInput {
@@ -16,34 +16,7 @@ export interface PollInput {
 }
 
 /** Every answer also says what the room's life in the store is (epoch, birth, polls answered). */
-export type PollResult = (
-  | {
-      /** recovering: the store forgot the room and waits for everybody to be back before it admits anyone. */
-      state: 'queued' | 'paused' | 'recovering'
-      /** Arrival in µs on the store's clock; unique within a room. */
-      arrival: number
-      /** 1-based place in line. */
-      position: number
-      waiting: number
-      admittedLastMinute: number
-      now: number
-    }
-  | {
-      state: 'admitted'
-      arrival: number
-      /** When the session ends unless renewed, ms. */
-      sessionExpires: number
-      admittedLastMinute: number
-      now: number
-    }
-  | {
-      /** An admin ended this visitor's session: no place in line until an admin lets them in again. */
-      state: 'ended'
-      arrival: 0
-      admittedLastMinute: number
-      now: number
-    }
-) & { life: LifeMark }
+export type PollResult = PollAnswer
 
 export interface RenewInput {
   room: string
