@@ -145,8 +145,6 @@ export function workerRuntime(redisUrl: () => string): EdgeRuntime {
       await clock.set(o.t0 ?? T0)
       const redis = new Redis(url, { maxRetriesPerRequest: 0, enableOfflineQueue: false })
       redis.on('error', () => {})
-      // Without an offline queue a command sent before the connection is up fails at once: wait for it.
-      if (redis.status !== 'ready') await new Promise((ready) => redis.once('ready', ready))
       return {
         app: worker.app,
         url: worker.url,
