@@ -145,6 +145,14 @@ export function workerRuntime(redisUrl: () => string): EdgeRuntime {
       await clock.set(o.t0 ?? T0)
       const redis = new Redis(url, { maxRetriesPerRequest: 0, enableOfflineQueue: false })
       redis.on('error', () => {})
+      // Without an offline queue a command sent before the connection is up fails at once, so wait for it
+      // on a plain Redis URL (the Sentinel and Cluster URLs of the HA tests are the Worker's, not ioredis').
+      if (url.startsWith('redis://') && redis.status !== 'ready') {
+        await new Promise((ready) => {
+          redis.once('ready', ready)
+          setTimeout(ready, 5000).unref()
+        })
+      }
       return {
         app: worker.app,
         url: worker.url,
