@@ -397,7 +397,7 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
             : r.settings.mode === 'fifo'
               ? (deps.rooms.estimate(
                   r.settings,
-                  { position: s.waiting, waiting: s.waiting, admittedLastMinute: s.admittedLastMinute, now: s.now },
+                  { arrival: s.now * 1000, position: s.waiting, waiting: s.waiting, admittedLastMinute: s.admittedLastMinute, now: s.now },
                   false,
                 )?.seconds ?? null)
               : null,

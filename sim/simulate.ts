@@ -626,11 +626,14 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       if (now() > deadline) return
       const sent = now()
       let refresh = real.refreshSeconds
+      let pollAfter: number | undefined
+      let received = sent
       try {
         const r = await call(jar, 'GET', `/_anteroom/status?room=${room}`)
-        const received = now()
+        received = now()
         const state = r.json?.state
         if (typeof r.json?.refreshSeconds === 'number') refresh = r.json.refreshSeconds
+        if (typeof r.json?.nextPollSeconds === 'number' && r.json.nextPollSeconds > 0) pollAfter = r.json.nextPollSeconds
         if (v.lastPollSent !== undefined) v.maxGapMs = Math.max(v.maxGapMs ?? 0, sent - v.lastPollSent)
         v.lastPollSent = sent
         v.lastPollReceived = received
@@ -668,8 +671,12 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       } catch (err) {
         failed(`poll request failed: ${err instanceof Error ? err.name : 'error'}`)
       }
-      // The queue page polls every refreshSeconds; timers in real browsers drift a little.
-      const next = sent + refresh * 1000 * (0.95 + 0.1 * plan.jitter())
+      // The queue page polls when the answer says (nextPollSeconds, from when it came), else every
+      // refreshSeconds; timers in real browsers drift a little.
+      const next =
+        pollAfter !== undefined
+          ? received + pollAfter * 1000 * (0.98 + 0.04 * plan.jitter())
+          : sent + refresh * 1000 * (0.95 + 0.1 * plan.jitter())
       if (plan.quits && next > giveUpAt) {
         v.abandoned = true
         return

@@ -1,6 +1,6 @@
 // The wait estimate (issue #12 §4, core/eta.ts), measured as visitors live it: stepped sales through
-// the real edge on a manual clock. Each visitor polls /_anteroom/status every refreshSeconds (±5%, as
-// the simulator's visitors do), and every estimate they were shown is compared with the wait they
+// the real edge on a manual clock. Each visitor polls /_anteroom/status when the answer says
+// (nextPollSeconds, ±2%, as the queue page and the simulator's visitors do), and every estimate they were shown is compared with the wait they
 // really had: from that poll to the poll that let them in. The goal: 90% of the estimates within ±20%
 // of the real wait, in an opening, a ramp and waves (the simulator's curves, at its proportions), and
 // in a room held at its cap where sessions end; beside each, the old estimate (position /
@@ -14,19 +14,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import type { QueueStore } from '../src/ports/queue-store.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
 import { type EdgeRuntime, nodeRuntime, T0, type TestEdge, workerRuntime } from './support/runtimes.js'
+import { Events, rng } from './support/stepped.js'
 import { Visitor } from './support/visitor.js'
-
-/** A small deterministic PRNG (mulberry32), as the simulator's. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 interface Sale {
   /** Room settings beyond BASE. */
@@ -70,47 +59,6 @@ const BASE = {
   abandonAfterSeconds: 10,
 }
 
-/** Events by time (then insertion), so that a sale runs the same every time. */
-class Events {
-  private readonly heap: { t: number; n: number; run: () => Promise<void> }[] = []
-  private n = 0
-  get size() {
-    return this.heap.length
-  }
-  next(): number | undefined {
-    return this.heap[0]?.t
-  }
-  push(t: number, run: () => Promise<void>) {
-    const h = this.heap
-    h.push({ t, n: this.n++, run })
-    for (let i = h.length - 1; i > 0; ) {
-      const p = (i - 1) >> 1
-      if (!earlier(h[i]!, h[p]!)) break
-      ;[h[i], h[p]] = [h[p]!, h[i]!]
-      i = p
-    }
-  }
-  pop(): () => Promise<void> {
-    const h = this.heap
-    const top = h[0]!
-    const last = h.pop()!
-    if (h.length > 0) {
-      h[0] = last
-      for (let i = 0; ; ) {
-        const l = 2 * i + 1
-        let m = i
-        if (l < h.length && earlier(h[l]!, h[m]!)) m = l
-        if (l + 1 < h.length && earlier(h[l + 1]!, h[m]!)) m = l + 1
-        if (m === i) break
-        ;[h[i], h[m]] = [h[m]!, h[i]!]
-        i = m
-      }
-    }
-    return top.run
-  }
-}
-const earlier = (a: { t: number; n: number }, b: { t: number; n: number }) => a.t < b.t || (a.t === b.t && a.n < b.n)
-
 /** Counts the calls the edge makes to its store for a room (a Node edge's own store object). */
 function counting(store: QueueStore, room: string): { poll: number; watch: number } {
   const calls = { poll: 0, watch: 0 }
@@ -132,7 +80,7 @@ function counting(store: QueueStore, room: string): { poll: number; watch: numbe
  * until let in, then browses and leaves. The old estimate is worked out from the store's own numbers
  * at the same instant (the test's calls, not the edge's).
  */
-async function runSale(edge: TestEdge, room: string, sale: Sale, refreshMs: number, stats: QueueStore): Promise<Outcome> {
+async function runSale(edge: TestEdge, room: string, sale: Sale, stats: QueueStore): Promise<Outcome> {
   const random = rng(sale.seed)
   const events = new Events()
   const shown: Shown[] = []
@@ -166,7 +114,8 @@ async function runSale(edge: TestEdge, room: string, sale: Sale, refreshMs: numb
       const { admittedLastMinute } = await stats.stats(room, at)
       const old = admittedLastMinute > 0 ? Math.ceil(position / (admittedLastMinute / 60)) : null
       shown.push({ visitor: i, at, poll: n, position, eta: s.etaSeconds, range: s.etaRange, old })
-      events.push(at + Math.round(refreshMs * (0.95 + 0.1 * random())), poll)
+      // As the queue page does: at the place's phase (nextPollSeconds), a timer drifting a little.
+      events.push(at + Math.round(s.nextPollSeconds * 1000 * (0.98 + 0.04 * random())), poll)
     }
     events.push(start + offset, poll)
   })
@@ -272,7 +221,7 @@ function etaSuite(runtime: EdgeRuntime, o: { sales: string[]; redisUrl?: () => s
       const edge = await runtime.start({ rooms: [settings], originUrl: origin.url, t0: T0, redisUrl: o.redisUrl?.() })
       edges.push(edge)
       const calls = runtime.name === 'node' ? counting(edge.queue, room) : undefined
-      const outcome = await runSale(edge, room, sale, BASE.refreshSeconds * 1000, edge.queue)
+      const outcome = await runSale(edge, room, sale, edge.queue)
       const sale0 = sale.arrivals[0] as number
       if (calls) {
         // One store call per queued poll; the estimate's data come with the watch, once a second at most.

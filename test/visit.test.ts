@@ -2,6 +2,7 @@
 // room, the store's answer and the clock alone. The HTTP behaviour around it is in contract/edge-http.ts.
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../src/config/index.js'
+import { nextPollMs } from '../src/core/polling.js'
 import type { RoomSettings } from '../src/core/settings.js'
 import { asksStore, decideVisit, OPEN_ADMISSION_MS } from '../src/core/visit.js'
 
@@ -31,6 +32,7 @@ describe('decideVisit', () => {
         etaSeconds: null,
         etaRange: null,
         refreshSeconds: 20,
+        nextPollSeconds: 20,
       },
     })
   })
@@ -46,7 +48,17 @@ describe('decideVisit', () => {
     expect(verdict).toEqual({
       kind: 'wait',
       httpStatus: 200,
-      status: { room: 'sale', state: 'queued', position: 4, ahead: 3, waiting: 9, etaSeconds: 80, etaRange: [60, 120], refreshSeconds: 20 },
+      status: {
+        room: 'sale',
+        state: 'queued',
+        position: 4,
+        ahead: 3,
+        waiting: 9,
+        etaSeconds: 80,
+        etaRange: [60, 120],
+        refreshSeconds: 20,
+        nextPollSeconds: nextPollMs(5, T.now, 20_000) / 1000,
+      },
       place: { arrival: 5, expires: NOW + 60_000, maxAgeSeconds: 60 },
     })
     expect(asked).toEqual([result])
@@ -91,6 +103,7 @@ describe('decideVisit', () => {
         etaSeconds: 0,
         etaRange: [0, 0],
         refreshSeconds: 20,
+        nextPollSeconds: 20,
       },
       session: { arrival: 7_000, expires: NOW + 600_000, now: NOW - 5 },
     })
@@ -109,6 +122,7 @@ describe('decideVisit', () => {
         etaSeconds: null,
         etaRange: null,
         refreshSeconds: 20,
+        nextPollSeconds: 20,
       },
       // The place is kept through the outage: the token is re-signed with the same arrival.
       place: { arrival: 5, expires: NOW + 60_000, maxAgeSeconds: 60 },

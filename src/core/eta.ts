@@ -16,6 +16,7 @@
 // (once per look, when somebody asks); estimateWait reads a visitor's wait off them, with no store call.
 import type { RoomWatch, WatchLook } from '../ports/queue-store.js'
 import { emissionIntervalUs, perSecondCap } from './admission.js'
+import { nextPollMs, onPoll } from './polling.js'
 import type { RoomSettings } from './settings.js'
 
 /** Session expiries sampled at each look, by rank, besides the last. */
@@ -490,6 +491,8 @@ function timeOf(s: Schedule, n: number): number | null {
 
 /** What a queued visitor's poll answered, which their estimate starts from. */
 export interface QueuedPoll {
+  /** The place's arrival, µs: its polls' phase (core/polling.ts). */
+  arrival: number
   position: number
   waiting: number
   admittedLastMinute: number
@@ -539,8 +542,8 @@ function shortLineMs(position: number, waiting: number, newcomers: number, f: Li
  * leave the line at the rate the looks saw (the low end: twice that; the high end: nobody leaves). The
  * pace has at most perSecondCap of credit, less what went since the look, however old the look; and a
  * short line loses time between polls (the estimate and the high end). With `polls` (a visitor who
- * polls every refreshSeconds), the wait ends at the first of their polls at or after their grant, so it
- * is a whole number of refreshes, and the range has a poll of slack either way; without, whole seconds.
+ * polls at their place's phase, every refreshSeconds: core/polling.ts), the wait ends at the first of
+ * their polls at or after their grant, and the range has a poll of slack either way; without, whole seconds.
  */
 export function estimateWait(f: LineForecast, poll: QueuedPoll, polls = true): WaitEstimate | null {
   const { position, now } = poll
@@ -568,8 +571,9 @@ export function estimateWait(f: LineForecast, poll: QueuedPoll, polls = true): W
   if (point === null) return null
   const low = wait(f.low, 2 * f.dropRate, 0) ?? point
   const high = wait(f.high, 0, short) ?? Number.POSITIVE_INFINITY
+  const next = nextPollMs(poll.arrival, now, f.refreshMs)
   const seconds = (ms: number) =>
-    polls ? (Math.max(1, Math.ceil(ms / f.refreshMs - 1e-9)) * f.refreshMs) / 1000 : Math.max(1, Math.ceil(ms / 1000 - 1e-9))
+    polls ? Math.max(1, Math.round(onPoll(ms, next, f.refreshMs) / 1000)) : Math.max(1, Math.ceil(ms / 1000 - 1e-9))
   const s = seconds(point)
   // The range: the two ends of the forecast, a poll of slack either way (a visitor's timer drifts, and
   // a grant near one of their polls may fall either side of it), and at least a fifth either way.

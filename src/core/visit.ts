@@ -3,6 +3,7 @@
 // The edge (src/http/visit.ts) asks the store, calls decideVisit, and signs what the verdict says.
 import type { PollResult } from '../ports/queue-store.js'
 import type { QueuedPoll, WaitEstimate } from './eta.js'
+import { nextPollMs } from './polling.js'
 import type { RoomSettings } from './settings.js'
 
 export type VisitorState = 'queued' | 'admitted' | 'paused' | 'closed' | 'busy' | 'ended' | 'recovering'
@@ -26,6 +27,12 @@ export interface VisitorStatus {
   /** The range around etaSeconds, [low, high] seconds; null with it. */
   etaRange: [number, number] | null
   refreshSeconds: number
+  /**
+   * When to poll again, seconds (ms precision): a waiting visitor's place has its own phase within the
+   * refresh (core/polling.ts), so that visitors who arrived together do not poll together. Otherwise
+   * refreshSeconds.
+   */
+  nextPollSeconds: number
 }
 
 /** A queued visitor's wait, from what their poll answered (core/eta.ts), or null if none can be estimated. */
@@ -81,6 +88,7 @@ export function statusWithoutPlace(room: RoomSettings, state: 'closed' | 'busy' 
     etaSeconds: null,
     etaRange: null,
     refreshSeconds: room.refreshSeconds,
+    nextPollSeconds: room.refreshSeconds,
   }
 }
 
@@ -94,6 +102,7 @@ export function admittedStatus(room: RoomSettings): VisitorStatus {
     etaSeconds: 0,
     etaRange: [0, 0],
     refreshSeconds: room.refreshSeconds,
+    nextPollSeconds: room.refreshSeconds,
   }
 }
 
@@ -111,6 +120,7 @@ export function statusOf(room: RoomSettings, result: PollResult, estimate?: Wait
     etaSeconds: eta?.seconds ?? null,
     etaRange: eta === null ? null : [eta.low, eta.high],
     refreshSeconds: room.refreshSeconds,
+    nextPollSeconds: nextPollMs(result.arrival, result.now, room.refreshSeconds * 1000) / 1000,
   }
 }
 

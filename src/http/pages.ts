@@ -60,7 +60,7 @@ progress::-webkit-progress-bar{background:var(--track)}progress::-webkit-progres
 /** The status poller. Its hash goes into the page's Content-Security-Policy. */
 export const POLL_SCRIPT = `(function(){var el=document.getElementById('anteroom');if(!el)return;
 document.cookie='anteroom_js=1; Path=/; SameSite=Lax; Max-Age=86400';
-var room=el.getAttribute('data-room'),every=Number(el.getAttribute('data-refresh'))*1000;
+var room=el.getAttribute('data-room'),every=Number(el.getAttribute('data-refresh'))*1000,next=Number(el.getAttribute('data-next'))*1000||every;
 function set(id,v){var n=document.getElementById(id);if(n)n.textContent=v}
 function eta(s){if(s===null)return 'unknown for now';if(s<60)return 'under a minute';var m=Math.round(s/60);if(m<60)return 'about '+m+' minute'+(m===1?'':'s');return 'about '+Math.floor(m/60)+' h '+(m%60)+' min'}
 function mins(m){return m<60?m+' min':m%60===0?m/60+' h':Math.floor(m/60)+' h '+(m%60)+' min'}
@@ -72,8 +72,14 @@ if(s.state==='admitted'){location.reload();return}
 if(s.state!==el.getAttribute('data-state')){location.reload();return}
 if(typeof s.position==='number'){set('position',s.position.toLocaleString());set('ahead',s.ahead.toLocaleString());set('waiting',s.waiting.toLocaleString());
 var p=document.getElementById('progress');if(p&&s.waiting>0){p.value=Math.max(0,s.waiting-s.ahead);p.max=s.waiting}}
-set('eta',eta(s.etaSeconds));var n=document.getElementById('eta-range');if(n){n.textContent=range(s.etaRange);n.hidden=!s.etaRange}}).catch(function(){}).then(function(){setTimeout(tick,every)})}
-setTimeout(tick,every)})()`
+set('eta',eta(s.etaSeconds));var n=document.getElementById('eta-range');if(n){n.textContent=range(s.etaRange);n.hidden=!s.etaRange}
+next=typeof s.nextPollSeconds==='number'&&s.nextPollSeconds>0?s.nextPollSeconds*1000:every}).catch(function(){next=every}).then(function(){setTimeout(tick,next)})}
+setTimeout(tick,next)})()`
+
+/** When a page without the script reloads (the Refresh header, the noscript meta): the next poll, in whole seconds. */
+export function refreshAfter(v: VisitorStatus): number {
+  return Math.max(1, Math.round(v.nextPollSeconds))
+}
 
 /** A page that will not change by itself: nothing to refresh or poll. */
 const finalState = (v: QueueView) => v.state === 'closed' || v.state === 'ended'
@@ -120,8 +126,8 @@ export function queuePage(v: QueueView): string {
     : `<p class="muted">This page refreshes itself every ${v.refreshSeconds} seconds. Please keep it open; refreshing does not lose your place.</p>`
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${headline}</title>${finalState(v) ? '' : `<noscript><meta http-equiv="refresh" content="${v.refreshSeconds}"></noscript>`}<style>${STYLE}</style></head>
-<body><main id="anteroom" data-room="${escapeHtml(v.room)}" data-state="${v.state}" data-refresh="${v.refreshSeconds}">
+<title>${headline}</title>${finalState(v) ? '' : `<noscript><meta http-equiv="refresh" content="${refreshAfter(v)}"></noscript>`}<style>${STYLE}</style></head>
+<body><main id="anteroom" data-room="${escapeHtml(v.room)}" data-state="${v.state}" data-refresh="${v.refreshSeconds}" data-next="${v.nextPollSeconds}">
 <div class="card" role="region" aria-labelledby="headline">
 <h1 id="headline">${headline}</h1>
 <p>${lead}</p>

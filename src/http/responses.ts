@@ -6,7 +6,7 @@ import type { VisitorStatus } from '../core/visit.js'
 import { JS_COOKIE, readCookie } from './cookies.js'
 import type { EdgeContext } from './edge-context.js'
 import { renderError } from './errors.js'
-import { queuePage } from './pages.js'
+import { queuePage, refreshAfter } from './pages.js'
 import { type Incoming, wantsJson } from './request.js'
 
 export const NO_STORE = 'no-store'
@@ -33,7 +33,7 @@ export async function waitResponse(
   headers['x-content-type-options'] = 'nosniff'
   headers['referrer-policy'] = 'no-referrer'
   // The page's script polls by itself where it runs (it sets JS_COOKIE); elsewhere the Refresh header does.
-  if (status.state !== 'closed' && readCookie(req.cookie, JS_COOKIE) !== '1') headers.refresh = String(status.refreshSeconds)
+  if (status.state !== 'closed' && readCookie(req.cookie, JS_COOKIE) !== '1') headers.refresh = String(refreshAfter(status))
   if (wait.httpStatus === 503) headers['retry-after'] = String(status.refreshSeconds)
   return new Response(queuePage({ ...status, title: room.title, message: room.message }), { status: wait.httpStatus, headers })
 }

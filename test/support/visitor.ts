@@ -42,6 +42,8 @@ export class Visitor {
     waiting: number | null
     etaSeconds: number | null
     etaRange: [number, number] | null
+    refreshSeconds: number
+    nextPollSeconds: number
   }> {
     const res = await this.request(app, `/_anteroom/status?room=${room}`, { json: true })
     return res.json() as never
