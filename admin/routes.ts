@@ -5,7 +5,7 @@
 import { type Context, Hono } from 'hono'
 import { safeEqual } from '../src/core/compare.js'
 import { AnteroomError, isAnteroomError } from '../src/core/errors.js'
-import { parseRoomSettings, type RoomSettings, SETTINGS_SCHEMA } from '../src/core/settings.js'
+import { checkScheduleChange, parseRoomSettings, type RoomSettings, SETTINGS_SCHEMA } from '../src/core/settings.js'
 import { readCookie, serializeCookie } from '../src/http/cookies.js'
 import { renderError } from '../src/http/errors.js'
 import type { RoomDirectory } from '../src/http/room-directory.js'
@@ -276,6 +276,7 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
       throw new AnteroomError('ERR_SETTINGS_INVALID', 'id: cannot be changed', { field: 'id' })
     // An invalid value throws ERR_SETTINGS_INVALID naming the field: a 400.
     const next = parseRoomSettings(merge ? { ...current.settings, ...body, id: current.settings.id } : { ...body, id: current.settings.id })
+    checkScheduleChange(current.settings, next, now())
     const expected = /^"rev-(\d+)"$/.exec(ifMatch)?.[1]
     if (expected === undefined || Number(expected) !== current.rev) {
       c.header('etag', etag(current.rev))

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 const LUA_DIR = resolve(import.meta.dirname, '../src/adapters/redis/lua')
 export const GENERATED = join(LUA_DIR, 'index.generated.ts')
 
-/** poll-11.lua → poll, end-all-2.lua → endAll. */
+/** poll-12.lua → poll, end-all-2.lua → endAll. */
 function scriptName(file: string): string {
   return file.replace(/-\d+\.lua$/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())
 }

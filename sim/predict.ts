@@ -126,7 +126,7 @@ export function predict(input: PredictInput): Prediction {
   const PICKUP_PARTS = pickup > 0 ? 10 : 1
   /**
    * Records `count` visitors granted at tick t after `wait` seconds. Each sees it at their next poll,
-   * and their session (as in poll-11.lua) runs from that poll: the slot is held for the pickup too.
+   * and their session (as in poll-12.lua) runs from that poll: the slot is held for the pickup too.
    */
   const admit = (t: number, wait: number, count: number, minute: number) => {
     for (let j = 0; j < PICKUP_PARTS; j++) {

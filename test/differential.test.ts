@@ -1,4 +1,4 @@
-// The admission rule exists twice: core/admission.ts (run by the embedded store) and poll-11.lua (run
+// The admission rule exists twice: core/admission.ts (run by the embedded store) and poll-12.lua (run
 // by Redis). This drives the memory store and the Redis store, on a redis-server and on a Redis
 // Cluster, with the same long random sequences of joins, polls, silences, renewals, session ends,
 // mode and settings changes and clock steps, and compares every answer.
@@ -26,6 +26,9 @@ function random(seed: number) {
     pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T,
   }
 }
+
+/** Answers by state over all sequences (and 'drawn': answers with a rank in a draw), to see that every path ran. */
+const states = new Map<string, number>()
 
 interface Step {
   op: string
@@ -69,9 +72,11 @@ async function runSequence(
       // Mostly the arrival of their token; sometimes none (a lost cookie), sometimes an old one.
       const t = r.next()
       const arrival = t < 0.7 ? tokens.get(visitor) : t < 0.85 ? undefined : now * 1000 - r.int(60_000_000)
-      op = `poll ${visitor} ${arrival ?? '-'}`
+      // In a scheduled room the edge brings a joiner's drawn arrival (core/draw.ts); the store decides whether it counts.
+      const draw = limits.opensAtMs === undefined ? undefined : limits.opensAtMs * 1000 - 2 ** 40 + r.int(2 ** 40)
+      op = `poll ${visitor} ${arrival ?? '-'} ${draw ?? '-'}`
       const hint = view.life ? { epoch: view.life.epoch, active: view.active } : { active: view.active }
-      const input = { room, visitor, arrival, limits, now, hint }
+      const input = { room, visitor, arrival, draw, limits, now, hint }
       run = (s) => s.poll(input)
     } else if (roll < 0.7) {
       const step = r.pick([1, 10, 250, 999, 1000, 1001, 3000, 4000, 4001, 9000])
@@ -113,6 +118,15 @@ async function runSequence(
         totalActiveUsers: 1 + r.int(6),
         newUsersPerMinute: r.pick([1, 6, 7, 12, 60, 600]),
       }
+      // Sometimes a scheduled sale: its pre-queue ahead, under way, or over; sometimes none again.
+      const schedule = r.next()
+      if (schedule < 0.3) {
+        const prequeueAtMs = now + r.pick([-20_000, -3000, 0, 1000, 5000])
+        limits = { ...limits, prequeueAtMs, opensAtMs: prequeueAtMs + r.pick([1000, 4000, 12_000]) }
+      } else if (schedule < 0.45) {
+        const { prequeueAtMs: _p, opensAtMs: _o, ...rest } = limits
+        limits = rest
+      }
       op = `limits ${JSON.stringify(limits)}`
       run = async () => limits
     } else {
@@ -127,6 +141,9 @@ async function runSequence(
       if (w.life !== null) view = w
     }
     history.push({ op, result: ra })
+    const st = (ra as { state?: string; drawRank?: number } | null)?.state
+    if (st !== undefined) states.set(st, (states.get(st) ?? 0) + 1)
+    if (((ra as { drawRank?: number } | null)?.drawRank ?? 0) > 0) states.set('drawn', (states.get('drawn') ?? 0) + 1)
     if (JSON.stringify(ra) !== JSON.stringify(rb)) {
       const tail = history
         .slice(-25)
@@ -175,5 +192,11 @@ describe.each([
       for (const key of keys) await target?.del(key)
     }
     await runSequence(seed, room, () => new MemoryQueueStore(), store, forget, 600)
+  })
+
+  it('went through every state, the pre-queue and the draw included', () => {
+    for (const state of ['queued', 'admitted', 'paused', 'ended', 'recovering', 'prequeue', 'drawn']) {
+      expect(states.get(state) ?? 0, state).toBeGreaterThan(0)
+    }
   })
 })

@@ -63,6 +63,11 @@ function badValues(name: string, spec: SettingSpec): [unknown, string][] {
         ['not a list', `must be a list of at most ${spec.maxItems} strings`],
         [Array(spec.maxItems + 1).fill(spec.item === 'path' ? '/a' : 'a.example'), `must be a list of at most ${spec.maxItems} strings`],
       ]
+    case 'schedule':
+      return [
+        ['tomorrow', 'must be an object { prequeueAt, opensAt, closesAt? } or null'],
+        [['2026-12-01T10:00:00Z'], 'must be an object { prequeueAt, opensAt, closesAt? } or null'],
+      ]
     case 'id':
       return [
         ['Not An Id', 'must be 1-32 lower-case letters, digits or dashes'],
@@ -105,6 +110,7 @@ describe('the settings schema', () => {
     expect(Object.keys(room).sort()).toEqual(Object.keys(ROOM_SETTINGS).sort())
     for (const [name, spec] of specs) {
       if (spec.type === 'list') expect(room[name], name).toEqual([])
+      else if (spec.type === 'schedule') expect(room[name], name).toBeNull()
       else if (spec.type === 'integer' && typeof spec.default === 'object') {
         expect(room[name], name).toBe(spec.default.times * (room[spec.default.of] as number))
       } else if (spec.type !== 'id' && spec.default !== undefined) expect(room[name], name).toBe(spec.default)

@@ -14,12 +14,12 @@ const base = loadConfig({
 const room = (over: Partial<RoomSettings> = {}): RoomSettings => ({ ...base, ...over })
 const NOW = 1_800_000_000_000
 const LIFE = { epoch: 1, born: NOW - 60_000, seq: 1 }
-const T = { admittedLastMinute: 30, now: NOW, life: LIFE }
+const T = { admittedLastMinute: 30, now: NOW, life: LIFE, drawRank: 0 }
 
 describe('decideVisit', () => {
   it('answers a closed room without asking the store: closed, no place, nothing to sign', () => {
-    expect(asksStore(room({ mode: 'closed' }))).toBe(false)
-    expect(asksStore(room())).toBe(true)
+    expect(asksStore(room({ mode: 'closed' }), NOW)).toBe(false)
+    expect(asksStore(room(), NOW)).toBe(true)
     expect(decideVisit(room({ mode: 'closed' }), { kind: 'not-asked' }, 123, NOW)).toEqual({
       kind: 'wait',
       httpStatus: 200,
@@ -76,7 +76,16 @@ describe('decideVisit', () => {
       )
       expect(verdict).toMatchObject({ kind: 'wait', status: { state, etaSeconds: null, etaRange: null } })
     }
-    const queued = { state: 'queued', arrival: 5, position: 2, waiting: 2, admittedLastMinute: 0, now: NOW, life: LIFE } as const
+    const queued = {
+      state: 'queued',
+      arrival: 5,
+      position: 2,
+      waiting: 2,
+      admittedLastMinute: 0,
+      now: NOW,
+      life: LIFE,
+      drawRank: 0,
+    } as const
     expect(decideVisit(room(), { kind: 'polled', result: queued }, 5, NOW, () => null)).toMatchObject({
       status: { etaSeconds: null, etaRange: null },
     })
@@ -91,6 +100,7 @@ describe('decideVisit', () => {
       admittedLastMinute: 1,
       now: NOW - 5,
       life: LIFE,
+      drawRank: 0,
     } as const
     expect(decideVisit(room(), { kind: 'polled', result }, 7_000, NOW)).toEqual({
       kind: 'admit',

@@ -10,7 +10,7 @@ import type { Stores } from '../src/ports/stores.js'
 
 /** The methods that may cross; nothing else is called on the far side. */
 export const REMOTE_METHODS = {
-  queue: ['poll', 'renew', 'endSession', 'watch', 'allowAgain', 'endAllSessions', 'stats', 'recordSample', 'history', 'ping'],
+  queue: ['poll', 'renew', 'endSession', 'watch', 'allowAgain', 'draw', 'endAllSessions', 'stats', 'recordSample', 'history', 'ping'],
   settings: ['list', 'get', 'seed', 'replace'],
   audit: ['append', 'list'],
   adminSessions: ['revoke', 'isRevoked', 'recordSignInFailure', 'signInFailures', 'clearSignInFailures'],
@@ -79,6 +79,7 @@ export function remoteStores(dispatch: Dispatch, options: RemoteOptions): Stores
     endSession: (id, visitor, now) => send(room(id), 'queue', 'endSession', [id, visitor, now]),
     watch: (id, since, limit, look) => send(room(id), 'queue', 'watch', [id, since, limit, look]),
     allowAgain: (id, visitor) => send(room(id), 'queue', 'allowAgain', [id, visitor]),
+    draw: (id, offset, limit) => send(room(id), 'queue', 'draw', [id, offset, limit]),
     endAllSessions: (id, now) => send(room(id), 'queue', 'endAllSessions', [id, now]),
     stats: (id, now) => send(room(id), 'queue', 'stats', [id, now]),
     recordSample: (id, now) => send(room(id), 'queue', 'recordSample', [id, now]),

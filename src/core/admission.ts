@@ -1,8 +1,9 @@
 // The admission rule, once: what one poll of a room does, step by step, and how many the room may
 // admit. The embedded store (adapters/memory) runs pollRoom on its own sets; the test model and the
-// simulator's prediction use grantBudget. adapters/redis/lua/poll-11.lua is the same rule in Lua, for
+// simulator's prediction use grantBudget. adapters/redis/lua/poll-12.lua is the same rule in Lua, for
 // Redis, and keeps these steps in this order; test/differential.test.ts drives both with the same
 // random operations and compares every answer.
+import { isDrawnArrival } from './draw.js'
 import type { AdmissionLimits } from './settings.js'
 
 /** Most visitors one poll admits or drops; the rest wait for the next poll. */
@@ -17,6 +18,8 @@ export const TEN_SECONDS_MS = 10_000
 export const CATCH_UP_US = 1_000_000
 /** An admin's "end session" keeps that visitor out this long, unless an admin lets them in again. */
 export const ENDED_KEEP_MS = 24 * 3600_000
+/** A scheduled room's draw is kept this long after its opening (Redis; the embedded store keeps it). */
+export const DRAWN_KEEP_MS = 7 * 24 * 3600_000
 
 /**
  * After the store forgot a room, nobody is admitted for two refreshes and a second: long enough for
@@ -26,7 +29,7 @@ export function recoveryMs(refreshSeconds: number): number {
   return 2 * refreshSeconds * 1000 + 1000
 }
 
-/** The seen bucket of a visitor (bucketOf in poll-11.lua). */
+/** The seen bucket of a visitor (bucketOf in poll-12.lua). */
 export function seenBucketOf(visitor: string): number {
   let h = 0
   for (let i = 0; i < visitor.length; i++) h = (h * 31 + visitor.charCodeAt(i)) % SEEN_BUCKETS
@@ -129,6 +132,8 @@ export interface RoomState {
   used: ScoredSet
   /** visitor → when an admin ended their session, ms (they get no place until it is cleared). */
   ended: ScoredSet
+  /** A scheduled room's draw: visitor → drawn arrival µs, for everyone who got a drawn place (core/draw.ts). */
+  drawn: ScoredSet
   /** The slot of the last admission on the room's timeline, µs (dueAdmissions); undefined before the first. */
   lastSlotUs: number | undefined
   /** The room's life in this store: a marker that only a loss removes (undefined until the first poll). */
@@ -182,13 +187,21 @@ export interface Poll {
   visitor: string
   /** Arrival µs from a verified queue token: restores a place the store forgot. */
   arrival?: number
+  /**
+   * A scheduled room: the drawn arrival of a visitor without a queue token (core/draw.ts), the place
+   * they take if they join during the pre-queue. Not evidence of an earlier life.
+   */
+  draw?: number
 }
 
 /** A poll's answer: also the store port's PollResult, so both stores answer in exactly this shape. */
 export type PollAnswer = (
   | {
-      /** recovering: the store forgot the room and waits for everybody to be back before it admits anyone. */
-      state: 'queued' | 'paused' | 'recovering'
+      /**
+       * recovering: the store forgot the room and waits for everybody to be back before it admits anyone;
+       * prequeue: a scheduled room before its opening (nobody is admitted yet; the order is the draw's).
+       */
+      state: 'queued' | 'paused' | 'recovering' | 'prequeue'
       /** Arrival in µs on the store's clock; unique within a room. */
       arrival: number
       /** 1-based place in line. */
@@ -196,6 +209,8 @@ export type PollAnswer = (
       waiting: number
       admittedLastMinute: number
       now: number
+      /** A scheduled room: the visitor's 1-based rank in the draw; 0 if they have none. */
+      drawRank: number
     }
   | {
       state: 'admitted'
@@ -204,6 +219,7 @@ export type PollAnswer = (
       sessionExpires: number
       admittedLastMinute: number
       now: number
+      drawRank: number
     }
   /** An admin ended this visitor's session: no place in line until an admin lets them in again. */
   | { state: 'ended'; arrival: 0; admittedLastMinute: number; now: number }
@@ -223,10 +239,11 @@ export function expire(room: RoomState, now: number): void {
  *      sessions that ran out and old admissions expire;
  *   1. each poller whose session an admin ended gets no place; the others collect an admission
  *      granted while away, pass through, or take or keep their place (a token's arrival restores a
- *      forgotten place, never later than now, unless an admission used that place up);
+ *      forgotten place, never later than now unless it is a drawn one, unless an admission used that
+ *      place up; in a scheduled room's pre-queue a joiner takes their drawn place, which the draw notes);
  *   2. visitors silent for abandonAfter leave: at most MAX_SWEEP due seen buckets are checked, each
  *      dropping all its stale visitors;
- *   3. in fifo mode and not recovering, the head of the line is admitted, grantBudget (at most
+ *   3. in fifo mode, not recovering and (if scheduled) open, the head of the line is admitted, grantBudget (at most
  *      MAX_STEP) of them, less the slots reserved for sessions from before a loss, paced
  *      by dueAdmissions: a poller's session starts now; an absent visitor has until abandonAfter
  *      after their last poll to collect it; each admission uses up the visitor's place;
@@ -243,6 +260,10 @@ export function pollRoom(
   beginLife(room, polls, limits, now, nowUs, hint)
   const life = room.life as Life
   const recovering = now < life.recoverUntil
+  const opensAt = limits.opensAtMs ?? 0
+  const scheduled = opensAt > 0
+  const beforeOpening = now < opensAt
+  const prequeue = scheduled && beforeOpening && now >= (limits.prequeueAtMs ?? 0)
   expire(room, now)
   const arrivals: number[] = []
   const expiries: (number | undefined)[] = []
@@ -269,7 +290,10 @@ export function pollRoom(
     let arrival = room.line.score(p.visitor)
     const known = arrival !== undefined
     if (arrival === undefined) {
-      if (p.arrival !== undefined && room.used.score(p.visitor) === undefined) arrival = Math.min(p.arrival, nowUs)
+      if (p.arrival !== undefined && room.used.score(p.visitor) === undefined) {
+        // A drawn place lies before the opening by design, maybe after now: it is kept as it is.
+        arrival = scheduled && isDrawnArrival(p.arrival, opensAt) ? p.arrival : Math.min(p.arrival, nowUs)
+      } else if (p.draw !== undefined && prequeue) arrival = p.draw
       else {
         arrival = Math.max(nowUs, room.lastArrival + 1)
         room.lastArrival = arrival
@@ -285,7 +309,10 @@ export function pollRoom(
       expiries[i] = now + limits.sessionMs
       room.active.add(p.visitor, expiries[i] as number)
     } else {
-      if (!known) room.line.add(p.visitor, arrival)
+      if (!known) {
+        room.line.add(p.visitor, arrival)
+        if (scheduled && isDrawnArrival(arrival, opensAt)) room.drawn.add(p.visitor, arrival)
+      }
       const bucket = seenBucketOf(p.visitor)
       room.seen(bucket).set(p.visitor, now)
       if (room.sweep.score(String(bucket)) === undefined) room.sweep.add(String(bucket), now + limits.abandonAfterMs)
@@ -316,7 +343,7 @@ export function pollRoom(
 
   // 3. Grant from the head of the line.
   const granted = new Map<string, number>()
-  if (limits.mode === 'fifo' && !recovering) {
+  if (limits.mode === 'fifo' && !recovering && !beforeOpening) {
     const pace = dueAdmissions(room.lastSlotUs, nowUs, limits.newUsersPerMinute)
     const admittedLastSecond = room.admissions.countFrom(now - 1000 + 1)
     const reserved = now < life.reservedUntil ? life.reserved : 0
@@ -359,18 +386,21 @@ export function pollRoom(
   const admittedLastMinute = room.admissions.size
   const waiting = room.line.size
   const mark: LifeMark = { epoch: life.epoch, born: life.born, seq: life.seq }
+  const waitState = limits.mode !== 'fifo' ? 'paused' : beforeOpening ? 'prequeue' : recovering ? 'recovering' : 'queued'
   return polls.map((p, i): PollAnswer => {
     if (ended.has(i)) return { state: 'ended', arrival: 0, admittedLastMinute, now, life: mark }
     const expires = expiries[i] ?? granted.get(p.visitor)
     const arrival = arrivals[i] as number
-    if (expires !== undefined) return { state: 'admitted', arrival, sessionExpires: expires, admittedLastMinute, now, life: mark }
+    const drawRank = scheduled ? (room.drawn.rank(p.visitor) ?? -1) + 1 : 0
+    if (expires !== undefined) return { state: 'admitted', arrival, sessionExpires: expires, admittedLastMinute, now, drawRank, life: mark }
     return {
-      state: limits.mode !== 'fifo' ? 'paused' : recovering ? 'recovering' : 'queued',
+      state: waitState,
       arrival,
       position: (room.line.rank(p.visitor) as number) + 1,
       waiting,
       admittedLastMinute,
       now,
+      drawRank,
       life: mark,
     }
   })

@@ -3,7 +3,7 @@
 //   - parseRoomSettings: the validation that config (src/config) and the admin API both use, with
 //     error messages that name the bad field,
 //   - AdmissionLimits and admissionLimits(room): what the admission rule (core/admission.ts and
-//     poll-11.lua, which gets it as one JSON argument decoded by name) reads of a room,
+//     poll-12.lua, which gets it as one JSON argument decoded by name) reads of a room,
 //   - the admin form: the edge serves SETTINGS_SCHEMA at GET /_anteroom/api/settings-schema and
 //     admin/ui/app.js builds the form (labels, inputs, ranges, help) from it.
 // A new setting is one entry below. If the admission rule reads it, flag it `admissionLimit: true`:
@@ -25,6 +25,7 @@ export const SETTING_GROUPS = {
   timing: { legend: 'Timing, in seconds', columns: 3 },
   page: { legend: 'Queue page', columns: 1 },
   where: { legend: 'Where the room applies', columns: 2 },
+  schedule: { legend: 'Scheduled sale', columns: 1 },
 } as const
 export type SettingGroup = keyof typeof SETTING_GROUPS
 
@@ -78,7 +79,25 @@ export interface IdSetting extends SettingBase {
   type: 'id'
 }
 
-export type SettingSpec = IntegerSetting | ChoiceSetting | TextSetting | ListSetting | IdSetting
+/**
+ * When a scheduled sale's pre-queue and sale open (and, optionally, when it closes): ISO 8601 times
+ * with a time zone (`2026-12-01T10:00:00+01:00`), kept as written so the admin sees the zone the
+ * manager chose. Absent (null): the room is not scheduled.
+ */
+export interface ScheduleSetting extends SettingBase {
+  type: 'schedule'
+  /** Longest pre-queue, ms: drawn arrivals lie within DRAW_SPAN_US before the opening (core/draw.ts). */
+  maxPrequeueMs: number
+}
+
+/** A room's schedule as the settings hold it. */
+export interface Schedule {
+  prequeueAt: string
+  opensAt: string
+  closesAt?: string
+}
+
+export type SettingSpec = IntegerSetting | ChoiceSetting | TextSetting | ListSetting | IdSetting | ScheduleSetting
 
 /**
  * Every room setting, in the order of the admin form (and of a room's JSON). The key is the
@@ -168,6 +187,13 @@ export const ROOM_SETTINGS = {
     unit: 'seconds',
     default: { times: 3, of: 'refreshSeconds' },
   },
+  schedule: {
+    type: 'schedule',
+    label: 'Schedule',
+    help: 'Optional. Before the pre-queue opens nobody gets a place; everyone who comes during it is put in a random order (a draw anyone can check) when the sale opens; later arrivals queue behind them. ISO times with a time zone.',
+    group: 'schedule',
+    maxPrequeueMs: 7 * 24 * 3600_000,
+  },
   title: {
     type: 'text',
     label: 'Title',
@@ -215,7 +241,9 @@ type ValueOf<S> = S extends { type: 'integer' }
     ? V
     : S extends { type: 'list' }
       ? string[]
-      : string
+      : S extends { type: 'schedule' }
+        ? Schedule | null
+        : string
 
 /** One room's settings, as parseRoomSettings returns them: one property per entry of ROOM_SETTINGS. */
 export type RoomSettings = { -readonly [K in SettingName]: ValueOf<Schema[K]> }
@@ -246,6 +274,12 @@ export type AdmissionLimits = Simplify<
     mode: 'fifo' | 'paused' | 'passthrough'
     abandonAfterMs: number
     sessionMs: number
+    /**
+     * A scheduled room: from `prequeueAtMs` a joiner takes the drawn place the edge brings, and
+     * nobody is admitted before `opensAtMs`. Absent (or 0): not scheduled.
+     */
+    prequeueAtMs?: number
+    opensAtMs?: number
   } & Pick<RoomSettings, AdmissionSettingName>
 >
 
@@ -257,7 +291,36 @@ export function admissionLimits(room: RoomSettings): AdmissionLimits {
     ...(asIs as Pick<RoomSettings, AdmissionSettingName>),
     abandonAfterMs: room.abandonAfterSeconds * 1000,
     sessionMs: room.sessionDurationSeconds * 1000,
+    ...(room.schedule === null ? {} : { prequeueAtMs: Date.parse(room.schedule.prequeueAt), opensAtMs: Date.parse(room.schedule.opensAt) }),
   }
+}
+
+/**
+ * Once a scheduled room's pre-queue has begun, its draw depends on prequeueAt and opensAt (the seed,
+ * and every drawn place: core/draw.ts): they can no longer change, nor can the schedule be removed
+ * until the sale has opened. closesAt can. Throws ERR_SETTINGS_INVALID naming the field.
+ */
+export function checkScheduleChange(before: RoomSettings, after: RoomSettings, now: number): void {
+  const b = before.schedule
+  if (b === null || schedulePhase(before, now) !== 'prequeue') return
+  const a = after.schedule
+  for (const key of ['prequeueAt', 'opensAt'] as const) {
+    if (a === null || Date.parse(a[key]) !== Date.parse(b[key])) {
+      fail(`schedule.${key}`, 'cannot change once the pre-queue has begun: the draw depends on it')
+    }
+  }
+}
+
+/** Where a scheduled room is at `now` (ms); an unscheduled room is always 'open'. */
+export type SchedulePhase = 'scheduled' | 'prequeue' | 'open' | 'over'
+
+export function schedulePhase(room: Pick<RoomSettings, 'schedule'>, now: number): SchedulePhase {
+  const s = room.schedule
+  if (s === null) return 'open'
+  if (now < Date.parse(s.prequeueAt)) return 'scheduled'
+  if (now < Date.parse(s.opensAt)) return 'prequeue'
+  if (s.closesAt !== undefined && now >= Date.parse(s.closesAt)) return 'over'
+  return 'open'
 }
 
 type DefaultedAdmissionName = {
@@ -337,7 +400,39 @@ function parseSetting(spec: SettingSpec, given: unknown, earlier: Record<string,
     }
     case 'list':
       return list(spec, given, field)
+    case 'schedule':
+      return schedule(spec, given, field)
   }
+}
+
+/** An ISO 8601 date and time with seconds optional, fractions allowed, and a zone (Z or ±hh:mm). */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/
+
+function schedule(spec: ScheduleSetting, given: unknown, field: string): Schedule | null {
+  if (given === undefined || given === null) return null
+  if (typeof given !== 'object' || Array.isArray(given)) fail(field, 'must be an object { prequeueAt, opensAt, closesAt? } or null')
+  const raw = given as Record<string, unknown>
+  for (const key of Object.keys(raw)) {
+    if (key !== 'prequeueAt' && key !== 'opensAt' && key !== 'closesAt') fail(`${field}.${key}`, 'is not part of a schedule')
+  }
+  const time = (key: 'prequeueAt' | 'opensAt' | 'closesAt'): number => {
+    const v = raw[key]
+    if (typeof v !== 'string' || !ISO_TIME.test(v) || Number.isNaN(Date.parse(v))) {
+      fail(`${field}.${key}`, 'must be an ISO 8601 time with a time zone, like 2026-12-01T10:00:00+01:00')
+    }
+    return Date.parse(v)
+  }
+  const prequeueAt = time('prequeueAt')
+  const opensAt = time('opensAt')
+  if (opensAt <= prequeueAt) fail(`${field}.opensAt`, 'must be after prequeueAt')
+  if (opensAt - prequeueAt > spec.maxPrequeueMs)
+    fail(`${field}.prequeueAt`, `must be at most ${spec.maxPrequeueMs / 86_400_000} days before opensAt`)
+  const out: Schedule = { prequeueAt: raw.prequeueAt as string, opensAt: raw.opensAt as string }
+  if (raw.closesAt !== undefined && raw.closesAt !== null) {
+    if (time('closesAt') <= opensAt) fail(`${field}.closesAt`, 'must be after opensAt')
+    out.closesAt = raw.closesAt as string
+  }
+  return Object.freeze(out)
 }
 
 /**

@@ -4,9 +4,19 @@
 import type { PollResult } from '../ports/queue-store.js'
 import type { QueuedPoll, WaitEstimate } from './eta.js'
 import { nextPollMs } from './polling.js'
-import type { RoomSettings } from './settings.js'
+import { type RoomSettings, schedulePhase } from './settings.js'
 
-export type VisitorState = 'queued' | 'admitted' | 'paused' | 'closed' | 'busy' | 'ended' | 'recovering'
+export type VisitorState = 'queued' | 'admitted' | 'paused' | 'closed' | 'busy' | 'ended' | 'recovering' | 'scheduled' | 'prequeue'
+
+/** A scheduled room's times, as a status carries them; the countdowns are from the edge's clock. */
+export interface ScheduleStatus {
+  prequeueAt: string
+  opensAt: string
+  closesAt: string | null
+  /** Seconds until the pre-queue opens, and until the sale opens (0 once passed). */
+  prequeueInSeconds: number
+  opensInSeconds: number
+}
 
 /**
  * A visitor's state as clients see it: the body of GET /_anteroom/status and of a JSON answer on a
@@ -33,6 +43,12 @@ export interface VisitorStatus {
    * refreshSeconds.
    */
   nextPollSeconds: number
+  /** A scheduled room: its times (absent otherwise). */
+  schedule?: ScheduleStatus
+  /** A scheduled room: the visitor's id, their ticket in the draw (absent otherwise). */
+  ticket?: string
+  /** After a scheduled room's draw, for a visitor who was in it: their draw value (hex) and rank (core/draw.ts). */
+  draw?: { value: string; rank: number; check: string }
 }
 
 /** A queued visitor's wait, from what their poll answered (core/eta.ts), or null if none can be estimated. */
@@ -72,13 +88,31 @@ export type Verdict =
 /** How long an open admission lasts; it is never renewed, so the visitor's queue token takes over after it. */
 export const OPEN_ADMISSION_MS = 60_000
 
-/** Whether a visit asks the store: a closed room answers without it. */
-export function asksStore(room: RoomSettings): boolean {
-  return room.mode !== 'closed'
+/**
+ * Whether a visit asks the store: a closed room answers without it, and so does a scheduled room
+ * before its pre-queue and after it closes.
+ */
+export function asksStore(room: RoomSettings, now: number): boolean {
+  const phase = schedulePhase(room, now)
+  return room.mode !== 'closed' && (phase === 'prequeue' || phase === 'open')
 }
 
-/** A status with no place in line: closed, busy, ended. */
-export function statusWithoutPlace(room: RoomSettings, state: 'closed' | 'busy' | 'ended'): VisitorStatus {
+/** A scheduled room's times for a status at `now` (ms, the edge's clock). */
+export function scheduleStatus(room: RoomSettings, now: number): ScheduleStatus | undefined {
+  const s = room.schedule
+  if (s === null) return undefined
+  const until = (iso: string) => Math.max(0, Math.ceil((Date.parse(iso) - now) / 1000))
+  return {
+    prequeueAt: s.prequeueAt,
+    opensAt: s.opensAt,
+    closesAt: s.closesAt ?? null,
+    prequeueInSeconds: until(s.prequeueAt),
+    opensInSeconds: until(s.opensAt),
+  }
+}
+
+/** A status with no place in line: closed, busy, ended, or a scheduled room before its pre-queue. */
+export function statusWithoutPlace(room: RoomSettings, state: 'closed' | 'busy' | 'ended' | 'scheduled'): VisitorStatus {
   return {
     room: room.id,
     state,
@@ -111,11 +145,13 @@ export function statusOf(room: RoomSettings, result: PollResult, estimate?: Wait
   if (result.state === 'admitted') return admittedStatus(room)
   if (result.state === 'ended') return statusWithoutPlace(room, 'ended')
   const eta = result.state === 'queued' ? (estimate?.(result) ?? null) : null
+  // In the pre-queue the order is the draw's, secret until the opening: only how many are in it.
+  const hidden = result.state === 'prequeue'
   return {
     room: room.id,
     state: result.state,
-    position: result.position,
-    ahead: result.position - 1,
+    position: hidden ? null : result.position,
+    ahead: hidden ? null : result.position - 1,
     waiting: result.waiting,
     etaSeconds: eta?.seconds ?? null,
     etaRange: eta === null ? null : [eta.low, eta.high],
@@ -137,11 +173,33 @@ export function decideVisit(
   now: number,
   estimate?: WaitEstimator,
 ): Verdict {
-  if (outcome.kind === 'not-asked') return { kind: 'wait', status: statusWithoutPlace(room, 'closed'), httpStatus: 200 }
+  const verdict = decide(room, outcome, ticketArrival, now, estimate)
+  const schedule = scheduleStatus(room, now)
+  if (schedule !== undefined) verdict.status.schedule = schedule
+  return verdict
+}
+
+function decide(
+  room: RoomSettings,
+  outcome: PollOutcome,
+  ticketArrival: number | undefined,
+  now: number,
+  estimate?: WaitEstimator,
+): Verdict {
+  const phase = schedulePhase(room, now)
+  if (outcome.kind === 'not-asked') {
+    const state = room.mode !== 'closed' && phase === 'scheduled' ? 'scheduled' : 'closed'
+    const status = statusWithoutPlace(room, state)
+    // Before the pre-queue: look again at the latest when it opens.
+    if (state === 'scheduled')
+      status.nextPollSeconds = Math.max(1, Math.min(room.refreshSeconds, scheduleStatus(room, now)?.prequeueInSeconds ?? 0))
+    return { kind: 'wait', status, httpStatus: 200 }
+  }
   const abandonMs = room.abandonAfterSeconds * 1000
   if (outcome.kind === 'unavailable') {
     const status = statusWithoutPlace(room, 'busy')
-    if (room.onStoreError !== 'open') {
+    // Nobody goes in before a scheduled sale opens, whatever the policy.
+    if (room.onStoreError !== 'open' || phase === 'prequeue') {
       // The visitor keeps their place through the outage: their token is re-signed with the same
       // arrival, so a long failover does not let it lapse (and send them to the back).
       if (ticketArrival === undefined) return { kind: 'wait', status, httpStatus: 503 }

@@ -3,10 +3,12 @@
 import type { Context } from 'hono'
 import { AdminAuth } from '../../admin/auth.js'
 import { type AdminAssets, createAdminRoutes } from '../../admin/routes.js'
+import { webCryptoDigests } from '../adapters/webcrypto/digests.js'
 import type { Config } from '../config/index.js'
 import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../core/admission-token.js'
 import { QueueTokens } from '../core/queue-token.js'
 import { createEdgeApp, type EdgeDeps } from '../http/app.js'
+import { Draws } from '../http/draws.js'
 import { RoomDirectory } from '../http/room-directory.js'
 import type { Clock } from '../ports/clock.js'
 import type { Mac } from '../ports/crypto.js'
@@ -55,6 +57,7 @@ export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
     queueTokens: new QueueTokens(p.mac),
     admissionTokens: new AdmissionTokens({ keys, issuer: p.config.issuer, audience: p.config.audience }),
     origin: p.origin,
+    draws: new Draws(p.mac, webCryptoDigests()),
     clock: p.clock,
     secureCookies: p.config.secureCookies,
     maxBodyBytes: p.config.maxBodyBytes,

@@ -10,6 +10,7 @@ import { hostServed, matchRoom } from '../core/rooms.js'
 import { ROOM_ID } from '../core/settings.js'
 import { admittedStatus } from '../core/visit.js'
 import { checkAdmission, isAdmitted } from './admission.js'
+import { drawAnswer } from './draws.js'
 import { type EdgeContext, type EdgeDeps, edgeContext } from './edge-context.js'
 import { forward } from './proxy.js'
 import { readIncoming, wantsJson } from './request.js'
@@ -24,6 +25,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
   app.get('/.well-known/jwks.json', (c) => serveJwks(edge, c))
   app.get('/_anteroom/health', (c) => serveHealth(edge, c))
   app.get('/_anteroom/status', (c) => serveStatus(edge, c))
+  app.get('/_anteroom/draw', (c) => serveDraw(edge, c))
   if (deps.admin) app.route('/_anteroom', deps.admin)
   app.all('/_anteroom/*', () => {
     throw new AnteroomError('ERR_NOT_FOUND', 'No such Anteroom endpoint')
@@ -63,6 +65,19 @@ async function serveStatus(edge: EdgeContext, c: Context): Promise<Response> {
   }
   // An open admission lets the visitor through on a protected path only; here the store is simply away.
   return c.json(answer.status, 503)
+}
+
+/** GET /_anteroom/draw?room=ID: a scheduled room's draw, to check (draws.ts). */
+async function serveDraw(edge: EdgeContext, c: Context): Promise<Response> {
+  const id = c.req.query('room') ?? ''
+  const room = ROOM_ID.test(id) ? edge.deps.rooms.get(id) : undefined
+  if (room === undefined) throw new AnteroomError('ERR_NOT_FOUND', 'No such room', { field: 'room' })
+  const { body, maxAge } = await drawAnswer(edge.deps.draws, edge.deps.queue, room, edge.now(), {
+    offset: c.req.query('offset'),
+    limit: c.req.query('limit'),
+  })
+  c.header('cache-control', `public, max-age=${maxAge}`)
+  return c.json(body)
 }
 
 /** Every other request: to the origin directly, or through the room that protects its path. */

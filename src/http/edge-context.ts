@@ -6,6 +6,7 @@ import type { QueueTokens } from '../core/queue-token.js'
 import type { Clock } from '../ports/clock.js'
 import type { Origin } from '../ports/origin.js'
 import type { QueueStore } from '../ports/queue-store.js'
+import type { Draws } from './draws.js'
 import { POLL_SCRIPT } from './pages.js'
 import type { RoomDirectory } from './room-directory.js'
 
@@ -17,6 +18,8 @@ export interface EdgeDeps {
   queueTokens: QueueTokens
   admissionTokens: AdmissionTokens
   origin: Origin
+  /** Scheduled rooms' draws (core/draw.ts). */
+  draws: Draws
   /** Tests pass a manual clock; it then also drives the store. Production leaves it out. */
   clock?: Clock
   /** The client address, from the runtime (Node socket, cf-connecting-ip). */

@@ -59,6 +59,10 @@ progress::-webkit-progress-bar{background:var(--track)}progress::-webkit-progres
 
 /** The status poller. Its hash goes into the page's Content-Security-Policy. */
 export const POLL_SCRIPT = `(function(){var el=document.getElementById('anteroom');if(!el)return;
+var t0=Date.now(),cds=document.querySelectorAll('[data-in]');function two(n){return (n<10?'0':'')+n}
+function cd(){for(var i=0;i<cds.length;i++){var c=cds[i],s=Math.max(0,Math.ceil(Number(c.getAttribute('data-in'))-(Date.now()-t0)/1000));
+c.textContent=(s>=86400?Math.floor(s/86400)+' d ':'')+two(Math.floor(s%86400/3600))+':'+two(Math.floor(s%3600/60))+':'+two(s%60)}}
+if(cds.length){cd();setInterval(cd,1000)}
 document.cookie='anteroom_js=1; Path=/; SameSite=Lax; Max-Age=86400';
 var room=el.getAttribute('data-room'),every=Number(el.getAttribute('data-refresh'))*1000,next=Number(el.getAttribute('data-next'))*1000||every;
 function set(id,v){var n=document.getElementById(id);if(n)n.textContent=v}
@@ -96,7 +100,11 @@ export function queuePage(v: QueueView): string {
             ? 'The line is paused'
             : v.state === 'recovering'
               ? 'We are restoring the line'
-              : escapeHtml(v.title)
+              : v.state === 'scheduled'
+                ? 'This sale has not opened yet'
+                : v.state === 'prequeue'
+                  ? 'You are in the pre-queue'
+                  : escapeHtml(v.title)
   const lead =
     v.state === 'closed'
       ? 'Nobody is being let in any more. Thank you for your patience.'
@@ -108,7 +116,11 @@ export function queuePage(v: QueueView): string {
             ? 'Nobody is being let in for the moment. You keep your place in line.'
             : v.state === 'recovering'
               ? 'Our waiting room had a hiccup. Everyone is being put back in the order they arrived, and nobody is let in until that is done (well under a minute). Keep this page open: you keep your place.'
-              : escapeHtml(v.message)
+              : v.state === 'scheduled' && v.schedule
+                ? `The pre-queue opens at ${timeText(v.schedule.prequeueAt)} and the sale at ${timeText(v.schedule.opensAt)}. Everyone who comes during the pre-queue gets a place in a random order, drawn when the sale opens, so there is no need to be first.`
+                : v.state === 'prequeue' && v.schedule
+                  ? `When the sale opens at ${timeText(v.schedule.opensAt)}, everyone in the pre-queue gets a place in a random order, drawn then. Arriving earlier gains nothing, and neither does refreshing: keep this page open.`
+                  : escapeHtml(v.message)
   const numbers =
     v.position === null
       ? ''
@@ -121,6 +133,7 @@ export function queuePage(v: QueueView): string {
 <div><dt>Estimated wait</dt><dd id="eta">${formatEta(v.etaSeconds)}</dd></div>
 </dl>
 <p class="muted" id="eta-range"${v.etaRange === null ? ' hidden' : ''}>${formatEtaRange(v.etaRange)}</p>`
+  const numbers2 = v.state === 'scheduled' || v.state === 'prequeue' ? scheduleBlock(v) : numbers
   const refreshes = finalState(v)
     ? ''
     : `<p class="muted">This page refreshes itself every ${v.refreshSeconds} seconds. Please keep it open; refreshing does not lose your place.</p>`
@@ -131,9 +144,44 @@ export function queuePage(v: QueueView): string {
 <div class="card" role="region" aria-labelledby="headline">
 <h1 id="headline">${headline}</h1>
 <p>${lead}</p>
-<div role="status" aria-live="polite" aria-atomic="false">${numbers}</div>
+<div role="status" aria-live="polite" aria-atomic="false">${numbers2}</div>${drawBlock(v)}
 ${refreshes}
 </div></main>${finalState(v) ? '' : `<script>${POLL_SCRIPT}</script>`}</body></html>`
+}
+
+/** An ISO time as written in the schedule, with its zone: "10:00 on 2026-12-01 (UTC+01:00)". */
+export function timeText(iso: string): string {
+  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(?::\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.exec(iso)
+  if (m === null) return escapeHtml(iso)
+  return `${m[2]} on ${m[1]} (UTC${m[3] === 'Z' ? '' : m[3]})`
+}
+
+/** A scheduled room before its opening: the countdown, and how many are in the pre-queue. */
+function scheduleBlock(v: QueueView): string {
+  const s = v.schedule
+  if (s === undefined) return ''
+  const pre = v.state === 'scheduled'
+  const count = pre
+    ? ''
+    : `<dl><div><dt>People in the pre-queue</dt><dd id="waiting">${(v.waiting ?? 0).toLocaleString('en')}</dd></div></dl>`
+  return `<p class="muted">${pre ? 'The pre-queue opens in' : 'The sale opens in'}</p>
+<p class="big" id="countdown" data-in="${pre ? s.prequeueInSeconds : s.opensInSeconds}">${clockText(pre ? s.prequeueInSeconds : s.opensInSeconds)}</p>${count}`
+}
+
+function clockText(seconds: number): string {
+  const two = (n: number) => String(n).padStart(2, '0')
+  const days = Math.floor(seconds / 86_400)
+  return `${days > 0 ? `${days} d ` : ''}${two(Math.floor((seconds % 86_400) / 3600))}:${two(Math.floor((seconds % 3600) / 60))}:${two(seconds % 60)}`
+}
+
+/** A scheduled room: the visitor's ticket, and after the draw their value and rank, with how to check them. */
+function drawBlock(v: QueueView): string {
+  if (v.ticket === undefined) return ''
+  const ticket = `<p class="muted">Your ticket in the draw: <code id="ticket">${escapeHtml(v.ticket)}</code></p>`
+  if (v.draw === undefined) return ticket
+  return `${ticket}
+<p class="muted" id="draw">You were drawn <strong>number ${v.draw.rank.toLocaleString('en')}</strong> of the pre-queue; your draw value is <code>${escapeHtml(v.draw.value.slice(0, 16))}…</code>.
+Anyone can check the draw: <a href="${escapeHtml(v.draw.check)}">the published seed and every value</a>; the value is HMAC-SHA256(seed, "${escapeHtml(v.room)}:your ticket").</p>`
 }
 
 export function errorPage(status: number, title: string, detail: string): string {

@@ -3,7 +3,7 @@
 import { isAnteroomError } from '../core/errors.js'
 import type { QueuedPoll } from '../core/eta.js'
 import { newVisitorId } from '../core/queue-token.js'
-import { admissionLimits, type RoomSettings } from '../core/settings.js'
+import { admissionLimits, type RoomSettings, type Schedule, schedulePhase } from '../core/settings.js'
 import { asksStore, decideVisit, type KeptPlace, type PollOutcome, type Verdict, type VisitorStatus } from '../core/visit.js'
 import { signAdmission } from './admission.js'
 import { queueCookieName, readCookie, serializeCookie } from './cookies.js'
@@ -21,19 +21,58 @@ export async function visit(edge: EdgeContext, room: RoomSettings, req: Incoming
   const now = edge.now()
   const ticket = await edge.deps.queueTokens.verify(readCookie(req.cookie, queueCookieName(room.id)), room.id, now)
   const visitor = endedVisitor ?? ticket?.visitor ?? newVisitorId()
-  const outcome: PollOutcome = asksStore(room) ? await pollStore(edge, room, visitor, ticket?.arrival) : { kind: 'not-asked' }
+  // A joiner during a scheduled room's pre-queue brings the place the draw gives them (core/draw.ts).
+  const scheduled = isScheduled(room) ? room : undefined
+  const draw =
+    scheduled && ticket === undefined && schedulePhase(room, now) === 'prequeue'
+      ? await edge.deps.draws.arrival(scheduled, visitor)
+      : undefined
+  const outcome: PollOutcome = asksStore(room, now) ? await pollStore(edge, room, visitor, ticket?.arrival, draw) : { kind: 'not-asked' }
   // A queued visitor's wait comes from the edge's last look at the room (no store call).
   const estimate = (poll: QueuedPoll) => edge.deps.rooms.estimate(room, poll)
-  return carryOut(edge, room, req, visitor, decideVisit(room, outcome, ticket?.arrival, now, estimate))
+  const verdict = decideVisit(room, outcome, ticket?.arrival, now, estimate)
+  if (scheduled) await showDraw(edge, scheduled, visitor, outcome, verdict)
+  return carryOut(edge, room, req, visitor, verdict)
+}
+
+const isScheduled = (room: RoomSettings): room is RoomSettings & { schedule: Schedule } => room.schedule !== null
+
+/**
+ * In a scheduled room a visitor who holds a place sees their id, their ticket in the draw; after the
+ * opening one who was in the draw sees their value and rank, and where to check them.
+ */
+async function showDraw(
+  edge: EdgeContext,
+  room: RoomSettings & { schedule: Schedule },
+  visitor: string,
+  outcome: PollOutcome,
+  verdict: Verdict,
+) {
+  if (verdict.kind === 'wait' && verdict.place === undefined) return
+  verdict.status.ticket = visitor
+  if (outcome.kind !== 'polled' || outcome.result.state === 'ended' || outcome.result.drawRank === 0) return
+  if (outcome.result.state === 'prequeue') return
+  verdict.status.draw = {
+    value: await edge.deps.draws.value(room, visitor),
+    rank: outcome.result.drawRank,
+    check: `/_anteroom/draw?room=${room.id}`,
+  }
 }
 
 /** One store call: the visitor's place or turn; a store that does not answer is an outcome too. */
-async function pollStore(edge: EdgeContext, room: RoomSettings, visitor: string, arrival: number | undefined): Promise<PollOutcome> {
+async function pollStore(
+  edge: EdgeContext,
+  room: RoomSettings,
+  visitor: string,
+  arrival: number | undefined,
+  draw: number | undefined,
+): Promise<PollOutcome> {
   try {
     const result = await edge.deps.queue.poll({
       room: room.id,
       visitor,
       arrival,
+      draw,
       limits: admissionLimits(room),
       now: edge.storeNow(),
       hint: edge.deps.rooms.hint(room.id),

@@ -8,6 +8,8 @@ export interface PollInput {
   visitor: string
   /** Arrival (µs) from a verified queue token: restores the visitor's place if the store forgot it. */
   arrival?: number
+  /** A scheduled room: the visitor's drawn arrival (µs), the place they take if they join during the pre-queue. */
+  draw?: number
   limits: AdmissionLimits
   /** Time in ms. Leave it out and the store uses its own authoritative clock (Redis TIME). */
   now?: number
@@ -94,6 +96,11 @@ export interface RoomSample {
 /** How much history the admin chart keeps. */
 export const HISTORY_MS = 30 * 60_000
 
+export interface DrawPage {
+  total: number
+  entries: [visitor: string, arrival: number][]
+}
+
 export interface QueueStore {
   /** One visitor's poll: join or keep their place, drop stale entries, admit in FIFO order. */
   poll(input: PollInput): Promise<PollResult>
@@ -110,6 +117,11 @@ export interface QueueStore {
   watch(room: string, endedSince: number, limit?: number, look?: WatchLook): Promise<RoomWatch>
   /** Lets a visitor whose session an admin ended back into the line (at the back); returns whether they were kept out. */
   allowAgain(room: string, visitor: string): Promise<boolean>
+  /**
+   * A scheduled room's draw (core/draw.ts): who got a drawn place, in rank order from `offset` (0-based),
+   * at most `limit`, with their drawn arrivals (µs), and how many there are in all.
+   */
+  draw(room: string, offset: number, limit: number): Promise<DrawPage>
   /** Ends every session of a room; returns how many there were. */
   endAllSessions(room: string, now?: number): Promise<number>
   stats(room: string, now?: number): Promise<RoomStats>

@@ -1,9 +1,10 @@
 // QueueStore in process memory, for a single instance with no Redis: the admission rule of
 // core/admission.ts (pollRoom) on in-process sorted sets laid out as the Lua lays out Redis, so that
-// the contract suite and the differential test (test/differential.test.ts) hold it to poll-11.lua.
+// the contract suite and the differential test (test/differential.test.ts) hold it to poll-12.lua.
 
 import { ENDED_KEEP_MS, expire, pollRoom, type RoomState, sessionReturned } from '../../core/admission.js'
 import {
+  type DrawPage,
   HISTORY_MS,
   type PollInput,
   type PollResult,
@@ -56,6 +57,7 @@ export class MemoryQueueStore implements QueueStore {
         admissions: new OrderedSet(),
         used: new OrderedSet(),
         ended: new OrderedSet(),
+        drawn: new OrderedSet(),
         lastSlotUs: undefined,
         life: undefined,
         seenBuckets,
@@ -83,7 +85,7 @@ export class MemoryQueueStore implements QueueStore {
     // Arrivals are in µs and unique per room, so two visitors never tie.
     const [answer] = pollRoom(
       this.room(input.room),
-      [{ visitor: input.visitor, arrival: input.arrival }],
+      [{ visitor: input.visitor, arrival: input.arrival, draw: input.draw }],
       input.limits,
       now,
       now * 1000,
@@ -126,6 +128,15 @@ export class MemoryQueueStore implements QueueStore {
       active: r.active.size,
       ...look(r, asked),
     }
+  }
+
+  async draw(room: string, offset: number, limit: number): Promise<DrawPage> {
+    const drawn = this.room(room).drawn
+    const entries = drawn
+      .first(offset + limit)
+      .slice(offset)
+      .map((v): [string, number] => [v, drawn.score(v) as number])
+    return { total: drawn.size, entries }
   }
 
   async allowAgain(room: string, visitor: string): Promise<boolean> {

@@ -16,6 +16,7 @@ export function roomKeys(room: string) {
     used: `${p}:used`,
     pace: `${p}:pace`,
     life: `${p}:life`,
+    drawn: `${p}:drawn`,
     history: `${p}:hist`,
   }
 }

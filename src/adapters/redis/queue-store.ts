@@ -1,6 +1,7 @@
 // QueueStore on Redis: every operation is one EVALSHA of a script in ./lua.
 import type { Cluster, Redis } from 'ioredis'
 import {
+  type DrawPage,
   type EndedSession,
   HISTORY_MS,
   type PollInput,
@@ -17,13 +18,16 @@ import { roomKeys } from './keys.js'
 import { runScript, type Scripts } from './scripts.js'
 import { replies, storeCall } from './store-call.js'
 
-const STATES = { 1: 'queued', 2: 'admitted', 3: 'paused', 4: 'ended', 5: 'recovering' } as const
+const STATES = { 1: 'queued', 2: 'admitted', 3: 'paused', 4: 'ended', 5: 'recovering', 6: 'prequeue' } as const
+/** Numbers poll-12.lua answers per poll. */
+const PER_POLL = 8
 /** Most polls in one EVALSHA; a larger burst goes out as several. */
 const MAX_BATCH = 200
 
 interface PendingPoll {
   visitor: string
   arrival: number | undefined
+  draw: number | undefined
   resolve(result: PollResult): void
   reject(err: unknown): void
 }
@@ -66,21 +70,23 @@ export class RedisQueueStore implements QueueStore {
         void this.send(flushing)
       })
     }
-    return new Promise((resolve, reject) => batch.polls.push({ visitor: input.visitor, arrival: input.arrival, resolve, reject }))
+    return new Promise((resolve, reject) =>
+      batch.polls.push({ visitor: input.visitor, arrival: input.arrival, draw: input.draw, resolve, reject }),
+    )
   }
 
   private async send(batch: Batch): Promise<void> {
     const { input, polls } = batch
     const k = roomKeys(input.room)
     const args: (string | number)[] = [input.now ?? '', batch.limits, batch.hint]
-    for (const p of polls) args.push(p.visitor, p.arrival ?? '')
+    for (const p of polls) args.push(p.visitor, p.arrival ?? '', p.draw ?? '')
     let reply: number[]
     try {
       reply = (await storeCall(() =>
         runScript(
           this.redis,
           this.scripts.poll,
-          [k.line, k.sweep, k.active, k.admissions, k.stats, k.lastArrival, k.seenPrefix, k.used, k.ended, k.pace, k.life],
+          [k.line, k.sweep, k.active, k.admissions, k.stats, k.lastArrival, k.seenPrefix, k.used, k.ended, k.pace, k.life, k.drawn],
           args,
         ),
       )) as number[]
@@ -89,19 +95,24 @@ export class RedisQueueStore implements QueueStore {
       for (const p of polls) p.reject(err)
       return
     }
-    // After the 7 numbers of each poll, the room's life: epoch, born, seq.
-    const tail = polls.length * 7
+    // After the PER_POLL numbers of each poll, the room's life: epoch, born, seq.
+    const tail = polls.length * PER_POLL
     const life = { epoch: reply[tail] as number, born: reply[tail + 1] as number, seq: reply[tail + 2] as number }
     polls.forEach((p, i) => {
-      const at = i * 7
-      const code = reply[at] as 1 | 2 | 3 | 4 | 5
+      const at = i * PER_POLL
+      const code = reply[at] as 1 | 2 | 3 | 4 | 5 | 6
       const arrival = reply[at + 1] as number
       const admittedLastMinute = reply[at + 4] as number
       const now = reply[at + 5] as number
+      const drawRank = reply[at + 7] as number
       const state = STATES[code]
-      if (state === 'admitted') p.resolve({ state, arrival, sessionExpires: reply[at + 6] as number, admittedLastMinute, now, life })
+      if (state === 'admitted')
+        p.resolve({ state, arrival, sessionExpires: reply[at + 6] as number, admittedLastMinute, now, drawRank, life })
       else if (state === 'ended') p.resolve({ state, arrival: 0, admittedLastMinute, now, life })
-      else p.resolve({ state, arrival, position: reply[at + 2] as number, waiting: reply[at + 3] as number, admittedLastMinute, now, life })
+      else {
+        const position = reply[at + 2] as number
+        p.resolve({ state, arrival, position, waiting: reply[at + 3] as number, admittedLastMinute, now, drawRank, life })
+      }
     })
   }
 
@@ -200,6 +211,24 @@ export class RedisQueueStore implements QueueStore {
 
   async allowAgain(room: string, visitor: string): Promise<boolean> {
     return (await storeCall(() => this.redis.zrem(roomKeys(room).ended, visitor))) === 1
+  }
+
+  async draw(room: string, offset: number, limit: number): Promise<DrawPage> {
+    const key = roomKeys(room).drawn
+    const [total, flat] = await storeCall(async () => {
+      const replies = await this.redis
+        .multi()
+        .zcard(key)
+        .zrange(key, String(offset), String(offset + limit - 1), 'WITHSCORES')
+        .exec()
+      return (replies ?? []).map(([err, value]) => {
+        if (err) throw err
+        return value
+      }) as [number, string[]]
+    })
+    const entries: [string, number][] = []
+    for (let i = 0; i + 1 < flat.length; i += 2) entries.push([flat[i] as string, Number(flat[i + 1])])
+    return { total, entries }
   }
 
   async endAllSessions(room: string, now?: number): Promise<number> {

@@ -4,7 +4,7 @@
 -- Input:
 --   KEYS[1] act    zset  visitor -> session expiry ms
 --   KEYS[2] ended  zset  visitor -> when an admin ended their session, ms (kept ENDED_KEEP_MS)
---   KEYS[3] life   hash  the room's life (poll-11.lua): a restored session takes back its reserved slot
+--   KEYS[3] life   hash  the room's life (poll-12.lua): a restored session takes back its reserved slot
 --   KEYS[4] q      zset  the line: a restored session leaves it (a store gone back in time may have it there)
 --   KEYS[5] seen   prefix of the seen buckets
 --   ARGV[1] visitor id

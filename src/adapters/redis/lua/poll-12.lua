@@ -1,4 +1,4 @@
--- poll-11.lua: the polls of one or more visitors of a room, in one call: the Redis implementation of
+-- poll-12.lua: the polls of one or more visitors of a room, in one call: the Redis implementation of
 -- the admission rule in src/core/admission.ts (pollRoom, grantBudget), step for step and in the same
 -- order. Change both together; test/differential.test.ts compares them on random sequences.
 -- Each visitor joins or keeps their place; visitors who stopped polling leave; ended sessions free
@@ -27,24 +27,28 @@
 --   KEYS[11] life hash    epoch, born, recoverUntil, reserved, reservedUntil, seq (polls answered): the
 --                         room's life in this store, a marker only a loss removes (beginLife in
 --                         core/admission.ts); a life with fewer polls than an edge saw went back in time
+--   KEYS[12] drawn zset   a scheduled room's draw: visitor -> drawn arrival µs (core/draw.ts), for
+--                         everyone who got a drawn place; expires a week after the opening
 --   ARGV[1] now ms, or "" to use Redis TIME                   (tests drive time; production doesn't)
 --   ARGV[2] the room's admission limits, JSON by name (lib/limits.lua): mode (fifo | paused |
---           passthrough), totalActiveUsers, newUsersPerMinute, abandonAfterMs, sessionMs
+--           passthrough), totalActiveUsers, newUsersPerMinute, abandonAfterMs, sessionMs, and for a
+--           scheduled room prequeueAtMs and opensAtMs
 --   ARGV[3] what the polling edge knows, JSON: {"epoch": the life it saw or absent, "active": n,
 --           "seq": the most polls it saw in that life}
---   ARGV[4], ARGV[5], ...  pairs of: visitor id, arrival µs from a verified queue token or ""
---                          (the arrival restores a place Redis forgot)
--- Output: 7 numbers per visitor, in input order:
---   state (1 queued, 2 admitted, 3 paused, 4 ended, 5 recovering), arrival µs, position, waiting,
---   admitted in the last 60 s, now ms, session expiry ms (0 unless admitted); then 3 numbers for the
---   room's life: epoch, born ms, seq
+--   ARGV[4], ARGV[5], ARGV[6], ...  triples of: visitor id, arrival µs from a verified queue token or ""
+--                          (the arrival restores a place Redis forgot), the visitor's drawn arrival µs
+--                          or "" (a scheduled room: the place a joiner takes during the pre-queue)
+-- Output: 8 numbers per visitor, in input order:
+--   state (1 queued, 2 admitted, 3 paused, 4 ended, 5 recovering, 6 prequeue), arrival µs, position,
+--   waiting, admitted in the last 60 s, now ms, session expiry ms (0 unless admitted), rank in the
+--   draw (0: none); then 3 numbers for the room's life: epoch, born ms, seq
 
 -- #include lib/clock.lua
 -- #include lib/limits.lua
 -- #include lib/rule.lua
 
 local q, sweep, act, adm, stat, last, seenPrefix = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
-local used, ended, pace, lifeKey = KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local used, ended, pace, lifeKey, drawn = KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local limits = decodeLimits(ARGV[2])
 local mode = limits.mode
 local cap = limits.totalActiveUsers
@@ -54,7 +58,17 @@ local sessionMs = limits.sessionMs
 local now, nowUs = clockNow(ARGV[1])
 local hint = cjson.decode(ARGV[3])
 local FIRST_POLL = 4 -- ARGV index of the first visitor
-local count = (#ARGV - FIRST_POLL + 1) / 2
+local PER_POLL = 3
+local count = (#ARGV - FIRST_POLL + 1) / PER_POLL
+-- A scheduled room: joiners take their drawn place during the pre-queue; nobody is admitted before the opening.
+local opensAt = limits.opensAtMs or 0
+local scheduled = opensAt > 0
+local beforeOpening = now < opensAt
+local prequeue = scheduled and beforeOpening and now >= (limits.prequeueAtMs or 0)
+local opensAtUs = opensAt * 1000
+local function isDrawn(arrival)
+  return arrival < opensAtUs and arrival >= opensAtUs - DRAW_SPAN_US
+end
 
 -- Before anything: the room's life (beginLife). None although a visitor brings a token or the edge
 -- saw one: the store forgot the room. Fewer polls than the edge saw in this life: the store went back
@@ -70,7 +84,7 @@ end
 if not life[1] then
   local forgotten = hint.epoch ~= nil
   for i = 1, count do
-    if ARGV[FIRST_POLL + 2 * (i - 1) + 1] ~= '' then forgotten = true end
+    if ARGV[FIRST_POLL + PER_POLL * (i - 1) + 1] ~= '' then forgotten = true end
   end
   if forgotten then
     life = recover(hint.active, 0)
@@ -126,8 +140,9 @@ end
 -- 1. Each visitor: no place if an admin ended their session; else collect an admission, pass
 -- through, or take or keep their place.
 for i = 1, count do
-  local visitor = ARGV[FIRST_POLL + 2 * (i - 1)]
-  local tokenArrival = tonumber(ARGV[FIRST_POLL + 2 * (i - 1) + 1])
+  local visitor = ARGV[FIRST_POLL + PER_POLL * (i - 1)]
+  local tokenArrival = tonumber(ARGV[FIRST_POLL + PER_POLL * (i - 1) + 1])
+  local draw = tonumber(ARGV[FIRST_POLL + PER_POLL * (i - 1) + 2])
   visitors[i] = visitor
   if redis.call('ZSCORE', ended, visitor) then
     endedFor[i] = true
@@ -143,7 +158,10 @@ for i = 1, count do
     local known = arrival ~= nil
     if not known then
       if tokenArrival and not redis.call('ZSCORE', used, visitor) then
-        arrival = math.min(tokenArrival, nowUs)
+        -- A drawn place lies before the opening by design, maybe after now: it is kept as it is.
+        if scheduled and isDrawn(tokenArrival) then arrival = tokenArrival else arrival = math.min(tokenArrival, nowUs) end
+      elseif draw and prequeue then
+        arrival = draw
       else
         arrival = math.max(nowUs, tonumber(redis.call('GET', last) or '0') + 1)
         redis.call('SET', last, arrival)
@@ -158,7 +176,13 @@ for i = 1, count do
       admittedNow = admittedNow + 1
       admit(i)
     else
-      if not known then redis.call('ZADD', q, arrival, visitor) end
+      if not known then
+        redis.call('ZADD', q, arrival, visitor)
+        if scheduled and isDrawn(arrival) then
+          redis.call('ZADD', drawn, arrival, visitor)
+          redis.call('PEXPIREAT', drawn, opensAt + DRAWN_KEEP_MS)
+        end
+      end
       markSeen(visitor)
     end
   end
@@ -202,7 +226,7 @@ end
 -- 3. Admit from the head of the line: as many as free slots, the pace and the per-second cap allow
 -- (dueAdmissions, perSecondCap and grantBudget in core/admission.ts).
 local granted = {}
-if mode == 'fifo' and not recovering then
+if mode == 'fifo' and not recovering and not beforeOpening then
   local interval = math.floor(60000000 / perMinute)
   local lastSlotUs = tonumber(redis.call('GET', pace) or '')
   local fromUs = nowUs - CATCH_UP_US
@@ -253,13 +277,15 @@ if admittedNow > 0 then redis.call('HINCRBY', stat, 'admitted', admittedNow) end
 local inMinute = redis.call('ZCARD', adm)
 local waiting = redis.call('ZCARD', q)
 local state = 1
-if mode ~= 'fifo' then state = 3 elseif recovering then state = 5 end
+if mode ~= 'fifo' then state = 3 elseif beforeOpening then state = 6 elseif recovering then state = 5 end
 local out = {}
 for i = 1, count do
   local v = visitors[i]
   local expires = expiries[i] or granted[v]
+  local drawRank = 0
+  if scheduled and not endedFor[i] then drawRank = (redis.call('ZRANK', drawn, v) or -1) + 1 end
   if endedFor[i] then
-    for _, n in ipairs({ 4, 0, 0, 0, inMinute, now, 0 }) do out[#out + 1] = n end
+    for _, n in ipairs({ 4, 0, 0, 0, inMinute, now, 0, 0 }) do out[#out + 1] = n end
   elseif expires then
     out[#out + 1] = 2
     out[#out + 1] = arrivals[i]
@@ -268,6 +294,7 @@ for i = 1, count do
     out[#out + 1] = inMinute
     out[#out + 1] = now
     out[#out + 1] = expires
+    out[#out + 1] = drawRank
   else
     out[#out + 1] = state
     out[#out + 1] = arrivals[i]
@@ -276,6 +303,7 @@ for i = 1, count do
     out[#out + 1] = inMinute
     out[#out + 1] = now
     out[#out + 1] = 0
+    out[#out + 1] = drawRank
   end
 end
 out[#out + 1] = lifeEpoch
