@@ -636,6 +636,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
         if (typeof r.json?.nextPollSeconds === 'number' && r.json.nextPollSeconds > 0) pollAfter = r.json.nextPollSeconds
         if (v.lastPollSent !== undefined) v.maxGapMs = Math.max(v.maxGapMs ?? 0, sent - v.lastPollSent)
         v.lastPollSent = sent
+        const previousAnswer = v.lastPollReceived
         v.lastPollReceived = received
         if (typeof r.json?.refreshSeconds === 'number') observedRefresh = r.json.refreshSeconds
         if (state === 'admitted') {
@@ -651,7 +652,10 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
           else if (fault !== undefined && fault.end > fault.start && sent > fault.end) v.lastQueuedAfterFault = sent
           const arrival = tokenArrival(jar.cookies.get(queueCookie))
           if (v.serverArrival === undefined) v.serverArrival = arrival
-          else if (arrival !== undefined && arrival > v.serverArrival) v.movedBack = (v.movedBack ?? 0) + 1
+          else if (arrival !== undefined && arrival > v.serverArrival) {
+            v.movedBack = (v.movedBack ?? 0) + 1
+            v.movedBackFirst ??= { at: sent, byMs: (arrival - v.serverArrival) / 1000, gapMs: sent - (previousAnswer ?? sent) }
+          }
           if (state === 'queued') {
             const eta = r.json?.etaSeconds
             const range = r.json?.etaRange

@@ -29,6 +29,8 @@ export interface VisitorRecord {
   recoveringPolls?: number
   /** The arrival in the visitor's queue token moved later while they kept polling (their place was lost). */
   movedBack?: number
+  /** The first time it moved: when (ms, the poll's send time), by how much (ms), and how long after the visitor's last answer before it. */
+  movedBackFirst?: { at: number; byMs: number; gapMs: number }
   /**
    * Every wait this visitor was shown while queued, flat: [received ms, etaSeconds, range low, range
    * high] per answer, NaN where the answer had none.
@@ -398,6 +400,9 @@ export function placesVerdict(visitors: VisitorRecord[], abandonAfterMs: number,
     ok: back.length + stuck.length === 0,
     measured:
       `${back.length + stuck.length} (${back.length} sent back, ${stuck.length} never admitted)` +
+      (back[0]?.movedBackFirst
+        ? ` (e.g. moved back by ${(back[0].movedBackFirst.byMs / 1000).toFixed(2)} s at ${(back[0].movedBackFirst.at / 1000).toFixed(1)} s, ${(back[0].movedBackFirst.gapMs / 1000).toFixed(2)} s after its last answer)`
+        : '') +
       (inLine !== undefined ? ` of ${inLine} in line at the ${fault?.kind}` : ''),
     limit: '0',
     detail:

@@ -59,7 +59,7 @@ async function runSequence(
   }
   const visitors: string[] = []
   /** The last arrival each visitor was told: what their queue token would carry. */
-  const tokens = new Map<string, number>()
+  const tokens = new Map<string, { arrival: number; expires: number }>()
   const history: Step[] = []
   for (let i = 0; i < length; i++) {
     const roll = r.next()
@@ -71,18 +71,27 @@ async function runSequence(
       if (fresh) visitors.push(visitor)
       // Mostly the arrival of their token; sometimes none (a lost cookie), sometimes an old one.
       const t = r.next()
-      const arrival = t < 0.7 ? tokens.get(visitor) : t < 0.85 ? undefined : now * 1000 - r.int(60_000_000)
+      const token = t < 0.7 ? tokens.get(visitor) : t < 0.85 ? undefined : { arrival: now * 1000 - r.int(60_000_000), expires: now + 1000 }
+      const arrival = token?.arrival
+      const tokenExpires = token?.expires
       // In a scheduled room the edge brings a joiner's drawn arrival (core/draw.ts); the store decides whether it counts.
       const draw = limits.opensAtMs === undefined ? undefined : limits.opensAtMs * 1000 - 2 ** 40 + r.int(2 ** 40)
       op = `poll ${visitor} ${arrival ?? '-'} ${draw ?? '-'}`
       const hint = view.life ? { epoch: view.life.epoch, active: view.active } : { active: view.active }
-      const input = { room, visitor, arrival, draw, limits, now, hint }
+      const input = { room, visitor, arrival, tokenExpires, draw, limits, now, hint }
       run = (s) => s.poll(input)
     } else if (roll < 0.7) {
       const step = r.pick([1, 10, 250, 999, 1000, 1001, 3000, 4000, 4001, 9000])
       now += step
       op = `advance ${step}`
       run = async () => now
+    } else if (roll < 0.73 && tokens.size > 0) {
+      // The store is away for one poll: the edge answers busy and re-signs the visitor's token, store untouched.
+      const visitor = r.pick([...tokens.keys()])
+      const token = tokens.get(visitor) as { arrival: number; expires: number }
+      tokens.set(visitor, { ...token, expires: now + limits.abandonAfterMs })
+      op = `busy ${visitor}`
+      run = async () => null
     } else if (roll < 0.78 && visitors.length > 0) {
       const visitor = r.pick(visitors)
       op = `renew ${visitor}`
@@ -157,7 +166,7 @@ async function runSequence(
       // An admitted visitor may keep their old queue token (the edge drops it; a client can keep it).
       if (answer.state === 'admitted') {
         if (r.next() < 0.5) tokens.delete(visitor)
-      } else if (answer.state !== 'ended') tokens.set(visitor, answer.arrival)
+      } else if (answer.state !== 'ended') tokens.set(visitor, { arrival: answer.arrival, expires: now + limits.abandonAfterMs })
     }
   }
 }

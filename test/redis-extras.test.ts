@@ -30,7 +30,7 @@ describe('Redis scripts', () => {
     const pinned = {
       end: '00f5ae23a30db914ddf3189cd130f37b5d1dbdc6',
       endAll: 'b9ee02038101c9989f6d4b3dc236d4a7acdd531b',
-      poll: '6e51c000479d4a148736c63f1781be8252e4091a',
+      poll: '61995b364751b81df8ed548a8b4c6efd93606ce0',
       renew: 'aa04eb71e296549a118263ffe8836318ea1162d0',
       sample: '7b1adff5a769e32f9f4b7a35e082e1b537d9ed00',
       settingsCas: 'e26fa305ca5f86080fa1d8cf552883a4029acb4a',

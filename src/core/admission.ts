@@ -29,6 +29,15 @@ export function recoveryMs(refreshSeconds: number): number {
   return 2 * refreshSeconds * 1000 + 1000
 }
 
+/**
+ * An absent visitor granted a slot has until abandonAfter after their last poll to collect it, and at
+ * least this long after the grant: a visitor who keeps polling polls again within one and a half
+ * refreshes (core/polling.ts), even if the store missed their last polls.
+ */
+export function collectWindowMs(refreshSeconds: number): number {
+  return refreshSeconds * 1500
+}
+
 /** The seen bucket of a visitor (bucketOf in poll-12.lua). */
 export function seenBucketOf(visitor: string): number {
   let h = 0
@@ -188,6 +197,12 @@ export interface Poll {
   /** Arrival µs from a verified queue token: restores a place the store forgot. */
   arrival?: number
   /**
+   * When that token expires, ms. A token signed after the admission that used its place up (during a
+   * store outage the edge re-signs tokens without the store) shows that the visitor kept polling and
+   * never learned of it: if that admission lapsed uncollected, the place is theirs again.
+   */
+  tokenExpires?: number
+  /**
    * A scheduled room: the drawn arrival of a visitor without a queue token (core/draw.ts), the place
    * they take if they join during the pre-queue. Not evidence of an earlier life.
    */
@@ -238,15 +253,17 @@ export function expire(room: RoomState, now: number): void {
  *   0. a room the store has no life for begins one (beginLife), recovering if it was forgotten;
  *      sessions that ran out and old admissions expire;
  *   1. each poller whose session an admin ended gets no place; the others collect an admission
- *      granted while away, pass through, or take or keep their place (a token's arrival restores a
- *      forgotten place, never later than now unless it is a drawn one, unless an admission used that
- *      place up; in a scheduled room's pre-queue a joiner takes their drawn place, which the draw notes);
+ *      granted while away (which uses their place up again), pass through, or take or keep their place
+ *      (a token's arrival restores a forgotten place, never later than now unless it is a drawn one,
+ *      unless an admission used that place up before the token was signed; in a scheduled room's
+ *      pre-queue a joiner takes their drawn place, which the draw notes);
  *   2. visitors silent for abandonAfter leave: at most MAX_SWEEP due seen buckets are checked, each
  *      dropping all its stale visitors;
  *   3. in fifo mode, not recovering and (if scheduled) open, the head of the line is admitted, grantBudget (at most
  *      MAX_STEP) of them, less the slots reserved for sessions from before a loss, paced
  *      by dueAdmissions: a poller's session starts now; an absent visitor has until abandonAfter
- *      after their last poll to collect it; each admission uses up the visitor's place;
+ *      after their last poll to collect it, and at least collectWindowMs (the store may have missed
+ *      their last polls); each admission uses up the visitor's place;
  *   4. each poller gets an answer.
  */
 export function pollRoom(
@@ -282,6 +299,8 @@ export function pollRoom(
     if (room.active.score(p.visitor) !== undefined) {
       room.line.remove(p.visitor)
       unseen(p.visitor)
+      // Collected: no queue token signed before now may bring the visitor back to their place.
+      useUp(p.visitor)
       arrivals[i] = p.arrival ?? nowUs
       expiries[i] = now + limits.sessionMs
       room.active.add(p.visitor, expiries[i] as number)
@@ -290,7 +309,8 @@ export function pollRoom(
     let arrival = room.line.score(p.visitor)
     const known = arrival !== undefined
     if (arrival === undefined) {
-      if (p.arrival !== undefined && room.used.score(p.visitor) === undefined) {
+      const usedUntil = room.used.score(p.visitor)
+      if (p.arrival !== undefined && (usedUntil === undefined || (p.tokenExpires ?? 0) > usedUntil)) {
         // A drawn place lies before the opening by design, maybe after now: it is kept as it is.
         arrival = scheduled && isDrawnArrival(p.arrival, opensAt) ? p.arrival : Math.min(p.arrival, nowUs)
       } else if (p.draw !== undefined && prequeue) arrival = p.draw
@@ -370,6 +390,8 @@ export function pollRoom(
         }
         unseen(v)
         room.line.remove(v)
+        // At least until their next poll, though: the store may have missed their last ones (an outage).
+        if (!polling.has(v)) expires = Math.max(expires, now + collectWindowMs(limits.refreshSeconds))
         room.active.add(v, expires)
         room.admissions.add(`${v}:${now}`, now)
         useUp(v)

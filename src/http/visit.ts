@@ -27,7 +27,7 @@ export async function visit(edge: EdgeContext, room: RoomSettings, req: Incoming
     scheduled && ticket === undefined && schedulePhase(room, now) === 'prequeue'
       ? await edge.deps.draws.arrival(scheduled, visitor)
       : undefined
-  const outcome: PollOutcome = asksStore(room, now) ? await pollStore(edge, room, visitor, ticket?.arrival, draw) : { kind: 'not-asked' }
+  const outcome: PollOutcome = asksStore(room, now) ? await pollStore(edge, room, visitor, ticket, draw) : { kind: 'not-asked' }
   // A queued visitor's wait comes from the edge's last look at the room (no store call).
   const estimate = (poll: QueuedPoll) => edge.deps.rooms.estimate(room, poll)
   const verdict = decideVisit(room, outcome, ticket?.arrival, now, estimate)
@@ -64,14 +64,15 @@ async function pollStore(
   edge: EdgeContext,
   room: RoomSettings,
   visitor: string,
-  arrival: number | undefined,
+  ticket: { arrival: number; expires: number } | undefined,
   draw: number | undefined,
 ): Promise<PollOutcome> {
   try {
     const result = await edge.deps.queue.poll({
       room: room.id,
       visitor,
-      arrival,
+      arrival: ticket?.arrival,
+      tokenExpires: ticket?.expires,
       draw,
       limits: admissionLimits(room),
       now: edge.storeNow(),

@@ -8,6 +8,8 @@ export interface PollInput {
   visitor: string
   /** Arrival (µs) from a verified queue token: restores the visitor's place if the store forgot it. */
   arrival?: number
+  /** When that token expires, ms (see Poll.tokenExpires in core/admission.ts). */
+  tokenExpires?: number
   /** A scheduled room: the visitor's drawn arrival (µs), the place they take if they join during the pre-queue. */
   draw?: number
   limits: AdmissionLimits

@@ -204,7 +204,8 @@ export function queueStoreContract(name: string, makeHarness: () => Promise<Stor
       expect((await store.stats(room, T0 + abandonAfterMs + 1)).abandoned).toBe(1)
 
       // Room opens with one slot: visitor 1 is at the head but is not here; visitor 2 polls.
-      const open = limits({ abandonAfterMs, totalActiveUsers: 1 })
+      // (refreshSeconds 2: the grant's collect window, 1.5 refreshes, ends before abandonAfter does.)
+      const open = limits({ abandonAfterMs, totalActiveUsers: 1, refreshSeconds: 2 })
       const lastPollOf1 = T0 + abandonAfterMs + 1
       const r2 = await store.poll({ room, visitor: vid(2), limits: open, now: lastPollOf1 + 5000 })
       expect(r2).toMatchObject({ state: 'queued', position: 1 })
@@ -228,6 +229,64 @@ export function queueStoreContract(name: string, makeHarness: () => Promise<Stor
       const back = await store.poll({ room, visitor: vid(0), arrival: T0 * 1000, limits: l, now: T0 + 2000 })
       expect(back).toMatchObject({ state: 'admitted', arrival: T0 * 1000, sessionExpires: T0 + 2000 + l.sessionMs })
       expect((await store.stats(room, T0 + 2000)).active).toBe(2)
+    })
+
+    it('an admission that lapsed while the store could not see the visitor poll gives them their place back', async () => {
+      // A failover: V is granted while away, then the store is out while V keeps polling (each poll
+      // answered busy, V's token re-signed by the edge), so the grant lapses uncollected. V's token,
+      // signed after the grant, brings V back to their place: the head of the line, not the back.
+      const { store } = await makeHarness()
+      const room = newRoom()
+      const abandonAfterMs = 6000
+      const l = limits({ totalActiveUsers: 1, abandonAfterMs, refreshSeconds: 2 })
+      const v = await store.poll({ room, visitor: vid(0), limits: { ...l, mode: 'paused' }, now: T0 })
+      for (let i = 1; i <= 3; i++) await store.poll({ room, visitor: vid(i), limits: { ...l, mode: 'paused' }, now: T0 + i })
+      // W's poll grants V's slot (V is away); V's last poll was at T0.
+      expect(await store.poll({ room, visitor: vid(1), limits: l, now: T0 + 1000 })).toMatchObject({ state: 'queued', position: 1 })
+      // The store is out from T0 + 1500 to T0 + 7000; V polled at T0 + 2000 and T0 + 4000 (busy: token re-signed).
+      const busyToken = { arrival: v.arrival, tokenExpires: T0 + 4000 + abandonAfterMs }
+      // Back at T0 + 7000: the grant lapsed at T0 + 6000 (abandonAfter after V's last poll the store saw).
+      expect(await store.poll({ room, visitor: vid(2), limits: { ...l, mode: 'paused' }, now: T0 + 7000 })).toMatchObject({ state: 'paused' })
+      const back = await store.poll({ room, visitor: vid(0), ...busyToken, limits: { ...l, mode: 'paused' }, now: T0 + 7001 })
+      expect(back).toMatchObject({ state: 'paused', arrival: v.arrival, position: 1 })
+      // And V is the one let in next. (A token signed before the grant does not bring anyone back: the next test.)
+      expect(await store.poll({ room, visitor: vid(0), limits: l, now: T0 + 8000 })).toMatchObject({ state: 'admitted' })
+      expect(await store.poll({ room, visitor: vid(2), limits: l, now: T0 + 8001 })).toMatchObject({ state: 'queued', position: 1 })
+    })
+
+    it('an absent visitor granted late in their abandonAfter still has 1.5 refreshes to collect the admission', async () => {
+      // The store may have missed their last polls (an outage answered busy): they poll again within that.
+      const { store } = await makeHarness()
+      const room = newRoom()
+      const l = limits({ totalActiveUsers: 1, abandonAfterMs: 6000, refreshSeconds: 2 })
+      await store.poll({ room, visitor: vid(0), limits: { ...l, mode: 'paused' }, now: T0 })
+      // Granted by another visitor's poll at T0 + 5000, a second before V's abandonAfter ends.
+      expect(await store.poll({ room, visitor: vid(1), limits: l, now: T0 + 5000 })).toMatchObject({ state: 'queued' })
+      // V comes 2.9 s after the grant, after abandonAfter (T0 + 6000) but within 1.5 refreshes (3 s).
+      expect(await store.poll({ room, visitor: vid(0), limits: l, now: T0 + 7900 })).toMatchObject({ state: 'admitted' })
+      expect(await store.poll({ room, visitor: vid(1), limits: l, now: T0 + 7901 })).toMatchObject({ state: 'queued' })
+    })
+
+    it('after an outage, visitors past their abandonAfter whom the sweep has not reached still keep their places', async () => {
+      // Many visitors look stale at once after an outage, more than one poll's sweep checks
+      // (MAX_SWEEP buckets), so some are still at the head when the first poll back grants: the one
+      // granted collects on their next poll, the others keep their places in order.
+      const { store } = await makeHarness()
+      const room = newRoom()
+      const abandonAfterMs = 6000
+      const l = limits({ totalActiveUsers: 1, abandonAfterMs, refreshSeconds: 2 })
+      const paused = { ...l, mode: 'paused' as const }
+      const arrivals: number[] = []
+      for (let i = 0; i < 40; i++) arrivals.push((await store.poll({ room, visitor: vid(i), limits: paused, now: T0 + i })).arrival)
+      await store.poll({ room, visitor: vid(99), limits: l, now: T0 + 7000 })
+      const answers: PollResult[] = []
+      for (let i = 0; i < 40; i++) {
+        answers.push(await store.poll({ room, visitor: vid(i), arrival: arrivals[i], tokenExpires: T0 + i + abandonAfterMs, limits: paused, now: T0 + 7001 }))
+      }
+      expect(answers.filter((a) => a.state === 'admitted')).toHaveLength(1)
+      for (const [i, a] of answers.entries()) expect(a.arrival, vid(i)).toBe(arrivals[i])
+      const positions = answers.flatMap((a) => (a.state === 'paused' ? [a.position] : []))
+      expect(positions).toEqual([...positions].sort((x, y) => x - y))
     })
 
     it('an admission uses up the place: an old queue token no longer brings the visitor back to it', async () => {

@@ -27,6 +27,7 @@ const MAX_BATCH = 200
 interface PendingPoll {
   visitor: string
   arrival: number | undefined
+  tokenExpires: number | undefined
   draw: number | undefined
   resolve(result: PollResult): void
   reject(err: unknown): void
@@ -71,7 +72,7 @@ export class RedisQueueStore implements QueueStore {
       })
     }
     return new Promise((resolve, reject) =>
-      batch.polls.push({ visitor: input.visitor, arrival: input.arrival, draw: input.draw, resolve, reject }),
+      batch.polls.push({ visitor: input.visitor, arrival: input.arrival, tokenExpires: input.tokenExpires, draw: input.draw, resolve, reject }),
     )
   }
 
@@ -79,7 +80,7 @@ export class RedisQueueStore implements QueueStore {
     const { input, polls } = batch
     const k = roomKeys(input.room)
     const args: (string | number)[] = [input.now ?? '', batch.limits, batch.hint]
-    for (const p of polls) args.push(p.visitor, p.arrival ?? '', p.draw ?? '')
+    for (const p of polls) args.push(p.visitor, p.arrival ?? '', p.tokenExpires ?? '', p.draw ?? '')
     let reply: number[]
     try {
       reply = (await storeCall(() =>

@@ -35,9 +35,12 @@
 --           scheduled room prequeueAtMs and opensAtMs
 --   ARGV[3] what the polling edge knows, JSON: {"epoch": the life it saw or absent, "active": n,
 --           "seq": the most polls it saw in that life}
---   ARGV[4], ARGV[5], ARGV[6], ...  triples of: visitor id, arrival µs from a verified queue token or ""
---                          (the arrival restores a place Redis forgot), the visitor's drawn arrival µs
---                          or "" (a scheduled room: the place a joiner takes during the pre-queue)
+--   ARGV[4], ARGV[5], ...  four per visitor: visitor id; arrival µs from a verified queue token or ""
+--                          (the arrival restores a place Redis forgot); that token's expiry ms or ""
+--                          (a token signed after the admission that used its place up restores it if
+--                          that admission lapsed: Poll.tokenExpires in core/admission.ts); the
+--                          visitor's drawn arrival µs or "" (a scheduled room: the place a joiner takes
+--                          during the pre-queue)
 -- Output: 8 numbers per visitor, in input order:
 --   state (1 queued, 2 admitted, 3 paused, 4 ended, 5 recovering, 6 prequeue), arrival µs, position,
 --   waiting, admitted in the last 60 s, now ms, session expiry ms (0 unless admitted), rank in the
@@ -58,7 +61,7 @@ local sessionMs = limits.sessionMs
 local now, nowUs = clockNow(ARGV[1])
 local hint = cjson.decode(ARGV[3])
 local FIRST_POLL = 4 -- ARGV index of the first visitor
-local PER_POLL = 3
+local PER_POLL = 4
 local count = (#ARGV - FIRST_POLL + 1) / PER_POLL
 -- A scheduled room: joiners take their drawn place during the pre-queue; nobody is admitted before the opening.
 local opensAt = limits.opensAtMs or 0
@@ -142,22 +145,26 @@ end
 for i = 1, count do
   local visitor = ARGV[FIRST_POLL + PER_POLL * (i - 1)]
   local tokenArrival = tonumber(ARGV[FIRST_POLL + PER_POLL * (i - 1) + 1])
-  local draw = tonumber(ARGV[FIRST_POLL + PER_POLL * (i - 1) + 2])
+  local tokenExpires = tonumber(ARGV[FIRST_POLL + PER_POLL * (i - 1) + 2])
+  local draw = tonumber(ARGV[FIRST_POLL + PER_POLL * (i - 1) + 3])
   visitors[i] = visitor
   if redis.call('ZSCORE', ended, visitor) then
     endedFor[i] = true
     arrivals[i] = 0
   elseif redis.call('ZSCORE', act, visitor) then
-    -- Admitted while away, or already active: this poll collects the admission.
+    -- Admitted while away, or already active: this poll collects the admission (and uses the place up
+    -- again: no queue token signed before now may bring the visitor back to it).
     redis.call('ZREM', q, visitor)
     unseen(visitor)
+    useUp(visitor)
     arrivals[i] = tokenArrival or nowUs
     admit(i)
   else
     local arrival = tonumber(redis.call('ZSCORE', q, visitor))
     local known = arrival ~= nil
     if not known then
-      if tokenArrival and not redis.call('ZSCORE', used, visitor) then
+      local usedUntil = tonumber(redis.call('ZSCORE', used, visitor))
+      if tokenArrival and (not usedUntil or (tokenExpires or 0) > usedUntil) then
         -- A drawn place lies before the opening by design, maybe after now: it is kept as it is.
         if scheduled and isDrawn(tokenArrival) then arrival = tokenArrival else arrival = math.min(tokenArrival, nowUs) end
       elseif draw and prequeue then
@@ -235,22 +242,23 @@ if mode == 'fifo' and not recovering and not beforeOpening then
   if fromUs <= nowUs then due = 1 + math.floor((nowUs - fromUs) / interval) end
   local perSecondRoom = math.floor(perMinute / 60) + 1 - redis.call('ZCOUNT', adm, now - 1000 + 1, '+inf')
   local budget = math.min(cap - reserved - redis.call('ZCARD', act), due, perSecondRoom, MAX_STEP)
-  local heads = {}
+  local grants = 0
   if budget > 0 then
-    heads = redis.call('ZRANGE', q, 0, budget - 1)
+    local heads = redis.call('ZRANGE', q, 0, budget - 1)
     if #heads > 0 then
       local polling = {}
       for i = 1, count do polling[visitors[i]] = true end
       local slots, events = {}, {}
       for _, v in ipairs(heads) do
         -- A visitor polling now starts their session; one who is away has until abandonAfter
-        -- after their last poll to come and collect it.
+        -- after their last poll to come and collect it, and at least 1.5 refreshes from now
+        -- (collectWindowMs: the store may have missed their last polls, in an outage).
         local expires
         if polling[v] then
           expires = now + sessionMs
           granted[v] = expires
         else
-          expires = tonumber(redis.call('HGET', seenKey(v), v) or now) + abandonMs
+          expires = math.max(tonumber(redis.call('HGET', seenKey(v), v) or now) + abandonMs, now + limits.refreshSeconds * 1500)
         end
         unseen(v)
         useUp(v)
@@ -262,12 +270,13 @@ if mode == 'fifo' and not recovering and not beforeOpening then
       redis.call('ZREM', q, unpack(heads))
       redis.call('ZADD', act, unpack(slots))
       redis.call('ZADD', adm, unpack(events))
-      admittedNow = admittedNow + #heads
+      grants = #heads
+      admittedNow = admittedNow + grants
     end
   end
   -- The pace (paceAfter): what the per-second cap held back is not kept for a later burst.
   local nextSlot = lastSlotUs
-  if #heads > 0 then nextSlot = fromUs + (#heads - 1) * interval end
+  if grants > 0 then nextSlot = fromUs + (grants - 1) * interval end
   if perSecondRoom < due then nextSlot = math.max(nextSlot or (nowUs - interval), nowUs - interval) end
   if nextSlot then redis.call('SET', pace, nextSlot) end
 end
