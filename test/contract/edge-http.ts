@@ -88,7 +88,10 @@ export function edgeHttpContract(runtime: EdgeRuntime): void {
       const res = await v.request(app, '/tickets/show/1')
       expect(res.status).toBe(200)
       expect(res.headers.get('content-type')).toMatch(/text\/html/)
-      expect(res.headers.get('refresh')).toBe('20')
+      // The next poll at the visitor's phase (core/polling.ts): half a refresh to one and a half away.
+      const refresh = Number(res.headers.get('refresh'))
+      expect(refresh).toBeGreaterThanOrEqual(10)
+      expect(refresh).toBeLessThanOrEqual(30)
       expect(res.headers.get('cache-control')).toBe('no-store')
       const cookie = res.headers.getSetCookie().find((c) => c.startsWith('anteroom_q_sale='))
       expect(cookie).toMatch(/HttpOnly/)
@@ -101,6 +104,7 @@ export function edgeHttpContract(runtime: EdgeRuntime): void {
       expect(html).toMatch(/id="ahead">1</)
       expect(html).toMatch(/<progress/)
       expect(html).toContain('refreshes itself every 20 seconds')
+      expect(html).toContain(`<meta http-equiv="refresh" content="${refresh}">`)
       expect(origin.requests.some((r) => r.url.startsWith('/tickets/show'))).toBe(false)
     })
 
@@ -119,8 +123,11 @@ export function edgeHttpContract(runtime: EdgeRuntime): void {
         etaRange: null,
         refreshSeconds: 20,
       }
-      expect(await res.json()).toEqual(expected)
-      expect(await v.status(app, 'sale')).toEqual(expected)
+      const body = (await res.json()) as typeof expected & { nextPollSeconds: number }
+      expect(body).toEqual({ ...expected, nextPollSeconds: body.nextPollSeconds })
+      expect(body.nextPollSeconds).toBeGreaterThanOrEqual(10)
+      expect(body.nextPollSeconds).toBeLessThanOrEqual(30)
+      expect(await v.status(app, 'sale')).toEqual(body)
       const unknown = await v.request(app, '/_anteroom/status?room=nope', { json: true })
       expect(unknown.status).toBe(404)
       expect(await unknown.json()).toMatchObject({ error: { code: 'ERR_NOT_FOUND', field: 'room' } })
@@ -321,12 +328,15 @@ export function edgeHttpContract(runtime: EdgeRuntime): void {
       const visitors = Array.from({ length: 8 }, () => new Visitor())
       expect(await visitors[0]?.status(app, 'sale')).toMatchObject({ state: 'admitted' })
       for (const v of visitors.slice(1)) await v.status(app, 'sale')
-      // One admission every 10 s, the first now: position 3 is let in 30 s from now, on their poll at
-      // 40 s (every 20 s). The old rule said 180 s (one admission in the last minute).
-      const third = await visitors[3]?.status(app, 'sale')
-      expect(third).toMatchObject({ position: 3, etaSeconds: 40 })
-      expect(third?.etaRange?.[0]).toBeLessThanOrEqual(40)
-      expect(third?.etaRange?.[1]).toBeGreaterThanOrEqual(40)
+      // One admission every 10 s, the first now: position 3 is let in 30 s from now, on their first
+      // poll after that (every 20 s, at their phase: core/polling.ts). The old rule said 180 s (one
+      // admission in the last minute).
+      const third = (await visitors[3]?.status(app, 'sale')) as { nextPollSeconds: number; etaSeconds: number; etaRange: number[] }
+      const next = third.nextPollSeconds
+      const onPoll = next >= 30 ? next : next + Math.ceil((30 - next) / 20) * 20
+      expect(third).toMatchObject({ position: 3, etaSeconds: Math.round(onPoll) })
+      expect(third.etaRange[0]).toBeLessThanOrEqual(third.etaSeconds)
+      expect(third.etaRange[1]).toBeGreaterThanOrEqual(third.etaSeconds)
       const page = await (await visitors[3]?.request(app, '/tickets'))?.text()
       expect(page).toContain('id="eta">under a minute')
       expect(page).toMatch(/id="eta-range">[^<]*an estimate/)
