@@ -30,8 +30,9 @@ describe('Redis scripts', () => {
     const pinned = {
       end: '00f5ae23a30db914ddf3189cd130f37b5d1dbdc6',
       endAll: 'b9ee02038101c9989f6d4b3dc236d4a7acdd531b',
+      finish: '33de8a9adc18e121fcdaa172e9ee58e3f372816d',
       poll: '4365dff00dbc00acfa901141e3ac5b34643c44f8',
-      renew: 'fa1156a6c205b05c491d65f8c817b6a57fd32393',
+      renew: '031c0f3c8e28836c9836c77172b63a2d970f21fb',
       sample: '7b1adff5a769e32f9f4b7a35e082e1b537d9ed00',
       settingsCas: 'e26fa305ca5f86080fa1d8cf552883a4029acb4a',
       stats: 'e13c06933c993088de6c56da9bcbfd54c745a4ef',

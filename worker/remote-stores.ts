@@ -10,7 +10,19 @@ import type { Stores } from '../src/ports/stores.js'
 
 /** The methods that may cross; nothing else is called on the far side. */
 export const REMOTE_METHODS = {
-  queue: ['poll', 'renew', 'endSession', 'watch', 'allowAgain', 'endAllSessions', 'stats', 'recordSample', 'history', 'ping'],
+  queue: [
+    'poll',
+    'renew',
+    'endSession',
+    'finishSession',
+    'watch',
+    'allowAgain',
+    'endAllSessions',
+    'stats',
+    'recordSample',
+    'history',
+    'ping',
+  ],
   settings: ['list', 'get', 'seed', 'replace'],
   audit: ['append', 'list'],
   adminSessions: ['revoke', 'isRevoked', 'recordSignInFailure', 'signInFailures', 'clearSignInFailures'],
@@ -77,6 +89,7 @@ export function remoteStores(dispatch: Dispatch, options: RemoteOptions): Stores
     poll: (input) => send(`${room(input.room)}:${shardOf(input.visitor, options.pollShards)}`, 'queue', 'poll', [input]),
     renew: (input) => send(room(input.room), 'queue', 'renew', [input]),
     endSession: (id, visitor, now) => send(room(id), 'queue', 'endSession', [id, visitor, now]),
+    finishSession: (input) => send(room(input.room), 'queue', 'finishSession', [input]),
     watch: (id, since, limit, look) => send(room(id), 'queue', 'watch', [id, since, limit, look]),
     allowAgain: (id, visitor) => send(room(id), 'queue', 'allowAgain', [id, visitor]),
     endAllSessions: (id, now) => send(room(id), 'queue', 'endAllSessions', [id, now]),
