@@ -6,12 +6,14 @@
 //   npm run simulate -- --predict               # what-if only: predict queue and waits, no run
 //   npm run simulate -- --loss                  # Redis forgets everything mid-sale (FLUSHALL); --loss restart: killed, restarted empty
 //   npm run simulate -- --failover              # a Sentinel set (primary, replica, three sentinels), the primary killed mid-sale
+//   npm run simulate -- --origin-commands compare   # the same sale without and with end-session after a purchase, one report
 //
 // Exit status 1 when any verdict fails.
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { startPostgres } from '../scripts/lib/postgres-server.js'
+import { compareCommands, renderCommandsReport } from './origin-commands.js'
 import { type ArrivalCurve, predict, type RoomLimits } from './predict.js'
 import { compare, renderReport } from './report.js'
 import { type SimOptions, type SimResult, simulate } from './simulate.js'
@@ -45,6 +47,10 @@ const HELP = `npm run simulate -- [options]
   --failover            a Sentinel set (primary, replica, three sentinels) started here, the primary killed mid-sale
   --fault-at S          when the loss or failover happens, sale seconds from the start (half of --duration)
   --no-baseline         with a fault: skip the same sale without it (run first, for the extra wait)
+  --origin-commands M   off | on | compare (off): on, the room allows origin commands and the booking origin ends the
+                        buyer's session with the purchase (Anteroom-Command: end-session); compare runs the sale
+                        without and then with it (same seed) and writes both into one report
+  --seats N             seats of the demo event, in rows of ten (40)
   --eta-required        fail unless 90% of the shown waits are within ±20% of the real ones (else informational)
   --max-real-seconds S  stop the run after S real seconds (300)
   --out FILE            report path (.tmp/sim/report-<time>.html)
@@ -72,6 +78,8 @@ function main(): Promise<number> | number {
       'fault-at': { type: 'string' },
       'no-baseline': { type: 'boolean', default: false },
       'eta-required': { type: 'boolean', default: false },
+      'origin-commands': { type: 'string', default: 'off' },
+      seats: { type: 'string', default: '40' },
       seed: { type: 'string', default: '1' },
       redis: { type: 'string' },
       pg: { type: 'string' },
@@ -118,6 +126,9 @@ function main(): Promise<number> | number {
   const faultKind: 'flush' | 'restart' | 'failover' | undefined = values.failover ? 'failover' : loss
   const fault =
     faultKind === undefined ? undefined : { kind: faultKind, atSeconds: values['fault-at'] === undefined ? undefined : num('fault-at') }
+  const commands = values['origin-commands']
+  if (commands !== 'off' && commands !== 'on' && commands !== 'compare') throw new Error('--origin-commands must be off, on or compare')
+  if (commands !== 'off' && values.edge) throw new Error('--origin-commands needs the edge and origin started here (no --edge)')
   if (values.predict) {
     const p = predict({ visitors: num('visitors'), curve, limits, abandonShare: num('abandon-share'), patienceSeconds: num('patience') })
     console.log(`what-if: ${num('visitors')} visitors, ${kind}${kind === 'opening' ? '' : ` over ${curve.durationSeconds} s`}`)
@@ -130,50 +141,76 @@ function main(): Promise<number> | number {
     }
     return 0
   }
-  return run(
-    {
-      visitors: num('visitors'),
-      curve,
-      limits,
-      scale,
-      abandonShare: num('abandon-share'),
-      patienceSeconds: num('patience'),
-      buyShare: num('buy-share'),
-      browseSeconds: values.browse === undefined ? (fault ? 150 : 0) : num('browse'),
-      fault,
-      etaRequired: values['eta-required'],
-      seed: num('seed'),
-      edgeUrl: values.edge,
-      adminToken: values['admin-token'],
-      redis: values.redis === undefined ? undefined : values.redis === '' ? true : values.redis,
-      runtime: values.worker ? 'worker' : 'node',
-      room: values.room,
-      maxRealSeconds: num('max-real-seconds'),
-      maxP99WaitSeconds: values['max-p99-wait'] === undefined ? undefined : num('max-p99-wait'),
-      log: (line) => console.log(line),
-      databaseUrl: values.pg,
-    },
-    !values['no-baseline'],
-  ).then(async (r) => {
-    const out = resolve(values.out ?? `.tmp/sim/report-${new Date().toISOString().replace(/[:.]/g, '-')}.html`)
-    mkdirSync(dirname(out), { recursive: true })
-    const html = renderReport(r)
-    writeFileSync(out, html)
-    // The admin UI links to the last report (GET /_anteroom/api/report serves this file).
-    mkdirSync(dirname(LAST_REPORT), { recursive: true })
-    writeFileSync(LAST_REPORT, html)
-    const width = Math.max(...r.verdicts.map((v) => v.name.length))
-    console.log(
-      `\n${r.ok ? 'PASS' : 'FAIL'}: ${r.visitors.length} visitors in ${r.realSeconds.toFixed(1)} real s (${r.options.scale}x), ${r.requests} requests, ${r.errors} errors${r.errors > 0 ? ` ${JSON.stringify(r.errorKinds)}` : ''}`,
-    )
-    for (const v of r.verdicts)
-      console.log(`  ${v.info ? 'info' : v.ok ? 'pass' : 'FAIL'}  ${v.name.padEnd(width)}  ${v.measured}  [${v.limit}]`)
-    console.log('\n  prediction vs run            sale   this run   measured')
-    for (const row of compare(r).rows)
-      console.log(`  ${row.what.padEnd(40)} ${row.predicted.padStart(6)} ${row.predictedRun.padStart(10)} ${row.measured.padStart(10)}`)
+  const options: SimOptions = {
+    visitors: num('visitors'),
+    curve,
+    limits,
+    scale,
+    abandonShare: num('abandon-share'),
+    patienceSeconds: num('patience'),
+    buyShare: num('buy-share'),
+    browseSeconds: values.browse === undefined ? (fault ? 150 : 0) : num('browse'),
+    fault,
+    etaRequired: values['eta-required'],
+    seed: num('seed'),
+    edgeUrl: values.edge,
+    adminToken: values['admin-token'],
+    redis: values.redis === undefined ? undefined : values.redis === '' ? true : values.redis,
+    runtime: values.worker ? 'worker' : 'node',
+    room: values.room,
+    maxRealSeconds: num('max-real-seconds'),
+    maxP99WaitSeconds: values['max-p99-wait'] === undefined ? undefined : num('max-p99-wait'),
+    log: (line) => console.log(line),
+    databaseUrl: values.pg,
+    seats: num('seats'),
+    originCommands: commands === 'on',
+  }
+  const out = resolve(values.out ?? `.tmp/sim/report-${new Date().toISOString().replace(/[:.]/g, '-')}.html`)
+  if (commands === 'compare') return compareRuns(options, !values['no-baseline'], out)
+  return run(options, !values['no-baseline']).then(async (r) => {
+    writeReport(out, renderReport(r))
+    printSummary(r)
     console.log(`\nreport: ${out}`)
     return r.ok ? 0 : 1
   })
+}
+
+function writeReport(out: string, html: string): void {
+  mkdirSync(dirname(out), { recursive: true })
+  writeFileSync(out, html)
+  // The admin UI links to the last report (GET /_anteroom/api/report serves this file).
+  mkdirSync(dirname(LAST_REPORT), { recursive: true })
+  writeFileSync(LAST_REPORT, html)
+}
+
+function printSummary(r: SimResult): void {
+  const width = Math.max(...r.verdicts.map((v) => v.name.length))
+  console.log(
+    `\n${r.ok ? 'PASS' : 'FAIL'}: ${r.visitors.length} visitors in ${r.realSeconds.toFixed(1)} real s (${r.options.scale}x), ${r.requests} requests, ${r.errors} errors${r.errors > 0 ? ` ${JSON.stringify(r.errorKinds)}` : ''}`,
+  )
+  for (const v of r.verdicts)
+    console.log(`  ${v.info ? 'info' : v.ok ? 'pass' : 'FAIL'}  ${v.name.padEnd(width)}  ${v.measured}  [${v.limit}]`)
+  console.log('\n  prediction vs run            sale   this run   measured')
+  for (const row of compare(r).rows)
+    console.log(`  ${row.what.padEnd(40)} ${row.predicted.padStart(6)} ${row.predictedRun.padStart(10)} ${row.measured.padStart(10)}`)
+}
+
+/** --origin-commands compare: the same sale (same seed) without and then with end-session after a purchase, in one report. */
+async function compareRuns(o: SimOptions, baseline: boolean, out: string): Promise<number> {
+  o.log?.('origin commands: the sale without them')
+  const off = await run({ ...o, originCommands: false }, baseline)
+  printSummary(off)
+  o.log?.('\norigin commands: the same sale with end-session after a purchase')
+  const on = await run({ ...o, originCommands: true }, baseline)
+  printSummary(on)
+  writeReport(out, renderCommandsReport(off, on))
+  const c = compareCommands(off, on)
+  console.log('\n  origin commands                                      without   with end-session')
+  for (const row of c.rows) console.log(`  ${row.what.padEnd(52)} ${row.off.padStart(9)}   ${row.on}`)
+  console.log('\n  seats sold per sale minute: minute without with')
+  for (const m of c.perMinute) console.log(`  ${String(m.minute).padStart(6)} ${String(m.off).padStart(7)} ${String(m.on).padStart(4)}`)
+  console.log(`\nreport: ${out}`)
+  return off.ok && on.ok ? 0 : 1
 }
 
 /** Where the edge's admin API looks for the last report (ANTEROOM_SIM_REPORT on the edge). */

@@ -66,6 +66,14 @@ export interface SimOptions {
   fault?: { kind: StoreFault['kind']; atSeconds?: number }
   /** Make the ETA accuracy a pass/fail verdict (90% within ±20%) instead of informational. */
   etaRequired?: boolean
+  /**
+   * The room allows origin commands and the booking origin ends the buyer's session with a confirmed
+   * purchase (Anteroom-Command: end-session), so that the slot goes to the next in line at once.
+   * Default: neither.
+   */
+  originCommands?: boolean
+  /** Seats of the demo event, in rows of ten (default 40). */
+  seats?: number
   seed: number
   /** Target an already-running edge instead (its room must match `room` and the scaled limits). */
   edgeUrl?: string
@@ -343,9 +351,11 @@ async function startStack(o: SimOptions, real: RoomLimits, room: string): Promis
       issuer: 'anteroom',
       audience: 'origin',
       room,
+      rows: Math.ceil((o.seats ?? 40) / 10),
+      endSessionOnPurchase: o.originCommands === true,
     })
     stops.push(() => booking.close())
-    const rooms = JSON.stringify([{ id: room, paths: ['/'], ...real }])
+    const rooms = JSON.stringify([{ id: room, paths: ['/'], ...real, ...(o.originCommands ? { originCommands: 'end-session' } : {}) }])
     const secret = randomBytes(32).toString('hex')
     let stats: Started['stats']
     let reserved: Started['reserved']
@@ -691,6 +701,8 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     // Admitted: look at the seat map and maybe buy one or two seats, then browse a while.
     try {
       await shop(v, jar, plan)
+      // The origin ended the session with the purchase: the visitor is done.
+      if (v.sessionEndedAt !== undefined) return
       const leaveAt = (v.admittedReceived ?? now()) + plan.browseMs
       while (now() + real.refreshSeconds * 1000 < leaveAt && now() < deadline) {
         await sleep(real.refreshSeconds * 1000 * (0.95 + 0.1 * plan.jitter()))
@@ -714,10 +726,13 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       if (hold.status !== 201) return
       const id = (hold.json?.hold as { id?: string } | undefined)?.id
       if (id === undefined) return
+      const sent = now()
       const paid = await browse(v, jar, 'POST', `/holds/${id}/confirm`, undefined, { 'idempotency-key': `sim-${o.seed}-${v.id}-${id}` })
       if (paid.status === 200) {
         v.tickets = ((paid.json?.tickets as { seat: string }[] | undefined) ?? []).map((t) => t.seat)
         v.boughtAt = now()
+        // The edge cleared the admission cookie: the origin ended the session (Anteroom-Command).
+        if (!jar.cookies.has(admissionCookie)) v.sessionEndedAt = sent
       }
       return
     }

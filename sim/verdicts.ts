@@ -41,6 +41,8 @@ export interface VisitorRecord {
    * admission, or the last renewal of it (a new admission cookie), plus the session length.
    */
   sessionEnd?: number
+  /** The send time of the request whose answer ended the session (the origin's end-session after a purchase). */
+  sessionEndedAt?: number
   /** Send and receive time of the poll that first answered admitted. */
   admittedSent?: number
   admittedReceived?: number
@@ -126,7 +128,8 @@ export function certainActiveAt(visitors: VisitorRecord[], sessionMs: number): {
   for (const v of visitors) {
     if (v.admittedReceived === undefined || v.admittedSent === undefined) continue
     const start = v.admittedReceived
-    const end = Math.max(v.admittedSent + sessionMs, v.sessionEnd ?? 0)
+    // A session the origin ended certainly ran until the request that ended it was sent.
+    const end = v.sessionEndedAt ?? Math.max(v.admittedSent + sessionMs, v.sessionEnd ?? 0)
     if (end <= start) continue
     events.push([start, 1], [end, -1])
   }

@@ -1,7 +1,7 @@
 // The admission rule exists twice: core/admission.ts (run by the embedded store) and poll-12.lua (run
 // by Redis). This drives the memory store and the Redis store, on a redis-server and on a Redis
-// Cluster, with the same long random sequences of joins, polls, silences, renewals, session ends,
-// mode and settings changes and clock steps, and compares every answer.
+// Cluster, with the same long random sequences of joins, polls, silences, renewals, session ends (by
+// an admin or the origin), mode and settings changes and clock steps, and compares every answer.
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { MemoryQueueStore } from '../src/adapters/memory/queue-store.js'
@@ -97,11 +97,17 @@ async function runSequence(
       op = `renew ${visitor}`
       const at = now
       run = (s) => s.renew({ room, visitor, sessionMs: limits.sessionMs, now: at })
-    } else if (roll < 0.83 && visitors.length > 0) {
+    } else if (roll < 0.81 && visitors.length > 0) {
       const visitor = r.pick(visitors)
       op = `end ${visitor}`
       const at = now
       run = (s) => s.endSession(room, visitor, at)
+    } else if (roll < 0.83 && visitors.length > 0) {
+      // The origin is done with the visitor (Anteroom-Command: end-session).
+      const visitor = r.pick(visitors)
+      op = `finish ${visitor}`
+      const at = now
+      run = (s) => s.finishSession({ room, visitor, keepMs: limits.sessionMs + 4000, now: at })
     } else if (roll < 0.845) {
       // The store forgets the room (a flush, a failover): the memory store starts afresh, Redis loses the keys.
       op = 'forget'

@@ -30,8 +30,9 @@ describe('Redis scripts', () => {
     const pinned = {
       end: '00f5ae23a30db914ddf3189cd130f37b5d1dbdc6',
       endAll: 'b9ee02038101c9989f6d4b3dc236d4a7acdd531b',
+      finish: '33de8a9adc18e121fcdaa172e9ee58e3f372816d',
       poll: '61995b364751b81df8ed548a8b4c6efd93606ce0',
-      renew: 'aa04eb71e296549a118263ffe8836318ea1162d0',
+      renew: 'baf734d69b57ece4a97471bbafad2febdb2f1f0e',
       sample: '7b1adff5a769e32f9f4b7a35e082e1b537d9ed00',
       settingsCas: 'e26fa305ca5f86080fa1d8cf552883a4029acb4a',
       stats: 'e13c06933c993088de6c56da9bcbfd54c745a4ef',

@@ -151,6 +151,13 @@ describe('verdicts on synthetic timelines', () => {
     expect(maxCertainActive([{ ...a, sessionEnd: 19_000 }, b], 10_000)).toBe(2)
   })
 
+  it('active: a session the origin ended (end-session after a purchase) runs only until that request', () => {
+    const a = admitted(1, 0, 0, 100)
+    const b = admitted(2, 0, 5000, 5100)
+    expect(maxCertainActive([a, b], 10_000)).toBe(2)
+    expect(maxCertainActive([{ ...a, sessionEndedAt: 3000 }, b], 10_000)).toBe(1)
+  })
+
   it('FIFO across a store loss: the memory before and after it are compared apart', () => {
     const fault: StoreFault = { kind: 'flush', start: 10_000, end: 10_010, busy: 0, reregistered: 0, browsingAfter: 0 }
     // 1 was granted just before the loss and had not collected it; 2 (later) collected before the loss;

@@ -59,6 +59,7 @@ describe('the Redis stores while Redis is away', () => {
     'queue.poll': () => stores.queue.poll({ room: room.id, visitor: 'v1', limits: admissionLimits(room) }),
     'queue.renew': () => stores.queue.renew({ room: room.id, visitor: 'v1', sessionMs: 60_000 }),
     'queue.endSession': () => stores.queue.endSession(room.id, 'v1'),
+    'queue.finishSession': () => stores.queue.finishSession({ room: room.id, visitor: 'v1', keepMs: 60_000 }),
     'queue.endAllSessions': () => stores.queue.endAllSessions(room.id),
     'queue.stats': () => stores.queue.stats(room.id),
     'queue.recordSample': () => stores.queue.recordSample(room.id),

@@ -10,7 +10,20 @@ import type { Stores } from '../src/ports/stores.js'
 
 /** The methods that may cross; nothing else is called on the far side. */
 export const REMOTE_METHODS = {
-  queue: ['poll', 'renew', 'endSession', 'watch', 'allowAgain', 'draw', 'endAllSessions', 'stats', 'recordSample', 'history', 'ping'],
+  queue: [
+    'poll',
+    'renew',
+    'endSession',
+    'finishSession',
+    'watch',
+    'allowAgain',
+    'draw',
+    'endAllSessions',
+    'stats',
+    'recordSample',
+    'history',
+    'ping',
+  ],
   settings: ['list', 'get', 'seed', 'replace'],
   audit: ['append', 'list'],
   adminSessions: ['revoke', 'isRevoked', 'recordSignInFailure', 'signInFailures', 'clearSignInFailures'],
@@ -77,6 +90,7 @@ export function remoteStores(dispatch: Dispatch, options: RemoteOptions): Stores
     poll: (input) => send(`${room(input.room)}:${shardOf(input.visitor, options.pollShards)}`, 'queue', 'poll', [input]),
     renew: (input) => send(room(input.room), 'queue', 'renew', [input]),
     endSession: (id, visitor, now) => send(room(id), 'queue', 'endSession', [id, visitor, now]),
+    finishSession: (input) => send(room(input.room), 'queue', 'finishSession', [input]),
     watch: (id, since, limit, look) => send(room(id), 'queue', 'watch', [id, since, limit, look]),
     allowAgain: (id, visitor) => send(room(id), 'queue', 'allowAgain', [id, visitor]),
     draw: (id, offset, limit) => send(room(id), 'queue', 'draw', [id, offset, limit]),

@@ -19,6 +19,8 @@ export interface Config {
   redisUrl: string | undefined
   /** The bundled booking origin's PostgreSQL. Unset: embedded PGlite. */
   databaseUrl: string | undefined
+  /** Whether the bundled booking origin sends Anteroom-Command: end-session after a confirmed purchase (true unless "false"). */
+  demoEndsSessions: boolean
   /** HMAC secret for queue tokens. Generated when unset, which suits a single instance only. */
   queueSecret: string
   queueSecretGenerated: boolean
@@ -46,6 +48,8 @@ const DEFAULT_ROOM = {
   sessionDurationSeconds: 600,
   refreshSeconds: 10,
   title: 'You are in line for the demo sale',
+  // The bundled booking origin ends a visitor's session after their purchase: the demo lets it.
+  originCommands: 'end-session',
 }
 
 function bad(field: string, message: string): never {
@@ -179,6 +183,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   })
 
   const secure = pick('ANTEROOM_SECURE_COOKIES', 'secureCookies')
+  const demoEnds = pick('ANTEROOM_DEMO_END_SESSION', 'demoEndsSessions')
+  if (demoEnds !== undefined && !['true', 'false', true, false].includes(demoEnds as string | boolean))
+    bad('ANTEROOM_DEMO_END_SESSION', 'must be true or false')
   return Object.freeze({
     host: pick('ANTEROOM_HOST', 'host') ?? '127.0.0.1',
     port: port(pick('ANTEROOM_PORT', 'port'), 'ANTEROOM_PORT', 8080),
@@ -186,6 +193,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     demoOriginPort: port(pick('ANTEROOM_DEMO_ORIGIN_PORT', 'demoOriginPort'), 'ANTEROOM_DEMO_ORIGIN_PORT', 8081),
     redisUrl: redisUrl(pick('ANTEROOM_REDIS_URL', 'redisUrl')),
     databaseUrl: url(pick('ANTEROOM_DATABASE_URL', 'databaseUrl'), 'ANTEROOM_DATABASE_URL', ['postgres:', 'postgresql:']),
+    demoEndsSessions: demoEnds !== 'false' && (demoEnds as unknown) !== false,
     queueSecret: secret ?? randomSecret(),
     queueSecretGenerated: secret === undefined,
     signingKeys,

@@ -16,6 +16,8 @@ export const ROOM_MODES = ['fifo', 'paused', 'passthrough', 'closed'] as const
 export type RoomMode = (typeof ROOM_MODES)[number]
 export const STORE_ERROR_POLICIES = ['closed', 'open'] as const
 export type StoreErrorPolicy = (typeof STORE_ERROR_POLICIES)[number]
+export const ORIGIN_COMMANDS = ['off', 'end-session'] as const
+export type OriginCommands = (typeof ORIGIN_COMMANDS)[number]
 
 export const ROOM_ID = /^[a-z0-9][a-z0-9-]{0,31}$/
 
@@ -154,6 +156,22 @@ export const ROOM_SETTINGS = {
       open: { label: 'Let everyone in', help: 'Visitors go straight through' },
     },
     default: 'closed',
+  },
+  // The edge reads it when the origin answers (src/http/origin-command.ts); the rule does not.
+  originCommands: {
+    type: 'choice',
+    label: 'Origin commands',
+    help: 'Whether the origin’s Anteroom-Command response header may end a visitor’s session (the header never reaches visitors).',
+    group: 'admission',
+    values: ORIGIN_COMMANDS,
+    choices: {
+      off: { label: 'Ignore them', help: 'Sessions last until they expire or an admin ends them' },
+      'end-session': {
+        label: 'Allow end-session',
+        help: 'The origin ends a session when it is done (e.g. after a purchase); the slot frees at once',
+      },
+    },
+    default: 'off',
   },
   sessionDurationSeconds: {
     type: 'integer',

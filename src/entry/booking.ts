@@ -19,17 +19,22 @@ export interface BookingOptions {
   room: string
   /** The demo event's id (default "demo"). */
   eventId?: string
+  /** Seats of the demo event: rows A, B, ... of ten (default 4 rows, 40 seats). */
+  rows?: number
+  /** Send Anteroom-Command: end-session with a confirmed purchase (default true); the room must allow it. */
+  endSessionOnPurchase?: boolean
 }
 
 export async function buildBooking(o: BookingOptions) {
   const db: Db = o.databaseUrl ? postgresDb(o.databaseUrl) : await pgliteDb()
   await migrate(db)
+  const rows = Array.from({ length: o.rows ?? 4 }, (_, i) => rowName(i))
   await seedEvent(db, {
     id: o.eventId ?? 'demo',
-    name: 'Demo night: 40 seats',
+    name: `Demo night: ${rows.length * 10} seats`,
     room: o.room,
     priceCents: 4500,
-    rows: ['A', 'B', 'C', 'D'],
+    rows,
     seatsPerRow: 10,
   })
   const seats = new PostgresSeatStore(db)
@@ -37,6 +42,7 @@ export async function buildBooking(o: BookingOptions) {
     seats,
     payments: new TestPaymentProvider(),
     admission: { jwksUrl: o.jwksUrl, issuer: o.issuer, audience: o.audience },
+    endSessionOnPurchase: o.endSessionOnPurchase ?? true,
   })
   // Housekeeping only: claims check expiry themselves.
   const sweeper = setInterval(() => void seats.sweep().catch(() => {}), 30_000)
@@ -49,4 +55,9 @@ export async function buildBooking(o: BookingOptions) {
       await seats.close()
     },
   }
+}
+
+/** A, B, ..., Z, AA, AB, ...: seat names stay letters and digits (A1, AB10). */
+function rowName(i: number): string {
+  return i < 26 ? String.fromCharCode(65 + i) : rowName(Math.floor(i / 26) - 1) + String.fromCharCode(65 + (i % 26))
 }

@@ -36,6 +36,7 @@ async function main(): Promise<void> {
       issuer: config.issuer,
       audience: config.audience,
       room: config.rooms[0]?.id ?? 'demo',
+      endSessionOnPurchase: config.demoEndsSessions,
     })
     const server = serve({ fetch: booking.app.fetch, hostname: '127.0.0.1', port: config.demoOriginPort })
     await new Promise((resolve) => server.once('listening', resolve))

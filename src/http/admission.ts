@@ -9,8 +9,9 @@ import { admissionCookieName, readCookie, serializeCookie } from './cookies.js'
 import type { EdgeContext } from './edge-context.js'
 import type { Incoming } from './request.js'
 
-/** A valid admission: the token to forward to the origin, and cookies to set (a renewed one). */
+/** A valid admission: the visitor, the token to forward to the origin, and cookies to set (a renewed one). */
 export interface Admitted {
+  visitor: string
   token: string
   cookies: string[]
 }
@@ -45,13 +46,13 @@ export async function checkAdmission(edge: EdgeContext, room: RoomSettings, req:
     return { ended: claims.sub }
   }
   // An open admission is never renewed: once it lapses, the visitor's queue token takes them back in line.
-  if (claims.open) return { token, cookies: [] }
+  if (claims.open) return { visitor: claims.sub, token, cookies: [] }
   // Issued before the store's current life of the room began: the store forgot this session; one
   // renewal re-registers it (and takes back the slot the store reserved for it).
   const born = edge.deps.rooms.lifeBorn(room.id)
   // iat has whole seconds: a token of the life's first second counts as this life's.
   const fromBefore = born !== undefined && claims.iat < Math.floor(born / 1000) && !edge.reregistered.has(claims.jti)
-  if (!fromBefore && now / 1000 < claims.iat + (claims.exp - claims.iat) / 2) return { token, cookies: [] }
+  if (!fromBefore && now / 1000 < claims.iat + (claims.exp - claims.iat) / 2) return { visitor: claims.sub, token, cookies: [] }
   const renewed = await renewAdmission(edge, room, req, claims, token)
   if (fromBefore && isAdmitted(renewed)) edge.reregister(claims.jti)
   return renewed
@@ -77,10 +78,10 @@ async function renewAdmission(
       return { ended: claims.sub }
     }
     const next = await signAdmission(edge, room, { ...claims, exp: Math.floor(renewed.sessionExpires / 1000) }, renewed.now, req.secure)
-    return { token: next.token, cookies: [next.cookie] }
+    return { visitor: claims.sub, token: next.token, cookies: [next.cookie] }
   } catch (err) {
     if (!isAnteroomError(err, 'ERR_STORE_UNAVAILABLE')) throw err
     // Admitted visitors keep working while the store is away: their token still holds.
-    return { token, cookies: [] }
+    return { visitor: claims.sub, token, cookies: [] }
   }
 }

@@ -1,6 +1,7 @@
 // What crosses the proxy: hop-by-hop headers stop here, our cookies and the headers we own never
 // reach the origin in any spelling, the edge alone says who asked (X-Forwarded-*, X-Real-IP,
-// Forwarded), and nothing on a room's path may be stored by a shared cache. Both directions build one plain object in one pass:
+// Forwarded), the origin's Anteroom-Command is for the edge alone, and nothing on a room's path may
+// be stored by a shared cache. Both directions build one plain object in one pass:
 // on an admitted visitor's request this is most of what the edge does.
 import { COOKIE_PREFIX, withoutCookies } from './cookies.js'
 
@@ -16,6 +17,8 @@ const HOP_BY_HOP = new Set([
 ])
 
 export const ADMISSION_HEADER = 'anteroom-admission'
+/** The origin's word to the edge (origin-command.ts): read by the edge, never passed to the visitor. */
+export const COMMAND_HEADER = 'anteroom-command'
 
 /**
  * Request headers the edge owns or that tell an origin who asked or what to serve. A visitor's own
@@ -134,7 +137,7 @@ export function responseHeadersForVisitor(
   const out: Record<string, string> = {}
   for (const name in origin) {
     const value = origin[name]
-    if (value === undefined || dropped(name, listed)) continue
+    if (value === undefined || dropped(name, listed) || name === COMMAND_HEADER) continue
     if (roomProtected && cdnCacheHeader(name)) continue
     if (name === 'set-cookie') {
       if (Array.isArray(value)) setCookies.push(...value)

@@ -1,5 +1,6 @@
 // Forwarding to the origin: the canonical path and query, the headers the edge owns set by the edge,
-// the body streamed up to the limit; the origin's answer with the visitor's cookies and cache rules.
+// the body streamed up to the limit; the origin's answer with the visitor's cookies and cache rules,
+// after the edge carried out what the origin told it (origin-command.ts).
 import type { Context } from 'hono'
 import { AnteroomError } from '../core/errors.js'
 import type { RoomSettings } from '../core/settings.js'
@@ -8,6 +9,7 @@ import type { Admitted } from './admission.js'
 import { limitedBody } from './body.js'
 import type { EdgeContext } from './edge-context.js'
 import { requestHeadersForOrigin, responseHeadersForVisitor } from './forward-headers.js'
+import { carryOutCommands } from './origin-command.js'
 import type { Incoming } from './request.js'
 import { edgeError } from './responses.js'
 
@@ -34,19 +36,19 @@ export async function forward(
     host: req.url.host,
     admissionToken: admitted?.token,
   })
-  const cookies = admitted?.cookies ?? []
   let res: OriginResponse
   try {
     res = await edge.deps.origin.forward({ method: c.req.method, path: req.originPath, headers, body: body.stream, signal: body.signal })
   } catch (err) {
     // A visitor admitted on this very request keeps their admission even if the origin failed.
     const out = edgeError(edge, c, body.overflowed() ? tooLarge(edge) : err)
-    for (const cookie of cookies) out.headers.append('set-cookie', cookie)
+    for (const cookie of admitted?.cookies ?? []) out.headers.append('set-cookie', cookie)
     return out
   }
   // Statuses a Response cannot carry (1xx) are the origin misbehaving: report it as unreachable.
   if (res.status < 200 || res.status > 599) {
     return edgeError(edge, c, new AnteroomError('ERR_ORIGIN_UNREACHABLE', `The origin answered with status ${res.status}`))
   }
+  const cookies = await carryOutCommands(edge, res.headers, room, admitted, req.secure)
   return new Response(res.body, { status: res.status, headers: responseHeadersForVisitor(res.headers, cookies, room !== undefined) })
 }

@@ -3,9 +3,9 @@
 // change within about a second, and a slow or absent store never delays a visitor.
 // The configured rooms are the floor: a room the store lacks (never seeded, or flushed) is served
 // from the config and written back, so a protected path never falls open because Redis forgot.
-// The same reload watches each room (one store call a room): the sessions an admin ended since the
-// last look, so every edge refuses an ended admission within about a second without a store call per
-// request; the room's life in the store, so every edge notices within a second that the store forgot
+// The same reload watches each room (one store call a room): the sessions an admin or the origin
+// ended since the last look, so every edge refuses an ended admission within about a second without
+// a store call per request; the room's life in the store, so every edge notices within a second that the store forgot
 // (and re-registers the admissions from before); and the active count, for the store to reserve.
 // The same look brings what the wait estimates come from (core/eta.ts: the line, the pace, sampled
 // session expiries, the running totals): estimate() answers each poll from the last look's forecast,
@@ -41,7 +41,7 @@ export class RoomDirectory {
   private current: readonly RoomSettings[]
   private loadedAt = Number.NEGATIVE_INFINITY
   private loading: Promise<void> | undefined
-  /** Per room: visitor → when an admin ended their session (ms), how far that list was read, and the room's life. */
+  /** Per room: visitor → when an admin or the origin ended their session (ms), how far that list was read, and the room's life. */
   private readonly watched = new Map<string, Watched>()
   /** Per room: the looks at its line so far, and the forecast from the last one (for the settings it was made with). */
   private readonly lines = new Map<string, LineObservation>()
@@ -60,12 +60,21 @@ export class RoomDirectory {
   }
 
   /**
-   * Whether an admission issued at `issuedAt` (ms) belongs to a session an admin has ended since: a
-   * token issued after the end is a new admission (the admin let the visitor in again).
+   * Whether an admission issued at `issuedAt` (ms) belongs to a session an admin or the origin has
+   * ended since: a token issued after the end is a new admission (the visitor was let in again).
    */
   sessionEnded(room: string, visitor: string, issuedAt: number): boolean {
     const at = this.watched.get(room)?.ended.get(visitor)
     return at !== undefined && issuedAt <= at
+  }
+
+  /**
+   * A session this edge ended itself (the origin's end-session): refused here at once, before the
+   * next look at the store brings it (as it does to every other edge).
+   */
+  noteEnded(room: string, visitor: string, at: number): void {
+    const ended = this.watch(room).ended
+    ended.set(visitor, Math.max(at, ended.get(visitor) ?? at))
   }
 
   /** When the room's life in the store began (ms): admissions issued before it need re-registering. */
@@ -164,7 +173,7 @@ export class RoomDirectory {
       const line = this.lines.get(room.id)
       const seen = await this.queue.watch(room.id, w.since, undefined, lookFor(line))
       for (const e of seen.ended) {
-        w.ended.set(e.visitor, e.at)
+        w.ended.set(e.visitor, Math.max(e.at, w.ended.get(e.visitor) ?? e.at))
         if (e.at > w.since) w.since = e.at
       }
       this.lines.set(room.id, observeLine(line, seen, this.now() + this.storeOffset, room))

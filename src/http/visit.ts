@@ -13,8 +13,8 @@ import type { Incoming } from './request.js'
 /** A verdict carried out: what to answer, with the admission token to forward and the cookies to set. */
 export type Answer =
   | { kind: 'wait'; status: VisitorStatus; httpStatus: 200 | 503; cookies: string[] }
-  | { kind: 'admit'; status: VisitorStatus; token: string; cookies: string[] }
-  | { kind: 'open'; status: VisitorStatus; token: string; cookies: string[] }
+  | { kind: 'admit'; status: VisitorStatus; visitor: string; token: string; cookies: string[] }
+  | { kind: 'open'; status: VisitorStatus; visitor: string; token: string; cookies: string[] }
 
 /** @param endedVisitor the visitor of an admission whose session an admin ended: they stay who they are (and out). */
 export async function visit(edge: EdgeContext, room: RoomSettings, req: Incoming, endedVisitor?: string): Promise<Answer> {
@@ -107,10 +107,11 @@ async function carryOut(edge: EdgeContext, room: RoomSettings, req: Incoming, vi
   }
   const { token, cookie } = await signAdmission(edge, room, claims, session.now, secure)
   if (verdict.kind === 'open') {
-    return { kind: 'open', status: verdict.status, token, cookies: [cookie, await placeCookie(edge, room, visitor, verdict.place, secure)] }
+    const place = await placeCookie(edge, room, visitor, verdict.place, secure)
+    return { kind: 'open', status: verdict.status, visitor, token, cookies: [cookie, place] }
   }
   const dropQueue = serializeCookie(queueCookieName(room.id), '', { maxAgeSeconds: 0, secure })
-  return { kind: 'admit', status: verdict.status, token, cookies: [cookie, dropQueue] }
+  return { kind: 'admit', status: verdict.status, visitor, token, cookies: [cookie, dropQueue] }
 }
 
 /** The queue token that keeps a visitor's place, as a cookie. */

@@ -3,6 +3,8 @@
 // every claim (see ../adapters/postgres/sql); payment happens outside any transaction. Bodies are
 // JSON only and at most MAX_BODY_BYTES (./body.ts). Open admissions (issued by the edge without
 // its store) are accepted like any other, each visitor under their own sub, and logged on a hold.
+// A confirmed purchase ends the visitor's session (Anteroom-Command: end-session, when the room
+// allows origin commands): they are done, and their slot goes to the next in line at once.
 import { type Context, Hono } from 'hono'
 import { AnteroomError, errorSpec, isAnteroomError } from '../core/errors.js'
 import { errorBody, renderError } from '../http/errors.js'
@@ -18,6 +20,8 @@ export interface OriginDeps {
   admission: AdmissionCheckOptions
   /** How long a repeat of an Idempotency-Key waits for the first request to finish, ms. */
   repeatWaitMs?: number
+  /** Send Anteroom-Command: end-session with a confirmed purchase (and its replays); default false. */
+  endSessionOnPurchase?: boolean
   log?: (event: string, fields: Record<string, unknown>) => void
 }
 
@@ -126,7 +130,13 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
     }
   })
 
-  const replay = (c: Context, answer: StoredAnswer) => c.json(answer.body as object, answer.status as 200)
+  const replay = (c: Context, answer: StoredAnswer) => {
+    // A repeat of a purchase that went through ends the session too: the first answer may have been lost.
+    if (deps.endSessionOnPurchase && answer.status === 200 && (answer.body as { booked?: unknown }).booked === true) {
+      c.header('anteroom-command', 'end-session')
+    }
+    return c.json(answer.body as object, answer.status as 200)
+  }
 
   app.post('/holds/:hold/confirm', async (c) => {
     const key = c.req.header('idempotency-key')

@@ -35,6 +35,24 @@ export interface RenewInput {
  */
 export type RenewResult = { sessionExpires: number; now: number } | undefined
 
+/** The origin is done with a visitor (Anteroom-Command: end-session): their session ends, they are not kept out. */
+export interface FinishInput {
+  room: string
+  visitor: string
+  /**
+   * How long to remember the end, ms: while a token issued before it may still be valid (a session
+   * length, and a little). Until then a renewal of such a token is refused, not restored.
+   */
+  keepMs: number
+  now?: number
+}
+
+/** Whether the visitor had an active session, and when it ended (ms, the store's clock). */
+export interface FinishResult {
+  active: boolean
+  at: number
+}
+
 export interface RoomStats {
   waiting: number
   active: number
@@ -48,7 +66,7 @@ export interface RoomStats {
 
 /** What every edge reads of a room once a second. */
 export interface RoomWatch {
-  /** Sessions ended since the time asked, oldest first. */
+  /** Sessions ended since the time asked, by an admin or by the origin (finishSession), oldest first. */
   ended: EndedSession[]
   /** The room's life in the store (its epoch, birth ms and polls answered); null before its first poll. */
   life: LifeMark | null
@@ -80,10 +98,15 @@ export interface WatchLook {
   visitors: readonly string[]
 }
 
-/** A session an admin ended: the visitor, and when (ms). */
+/** A session an admin or the origin ended: the visitor, and when (ms). */
 export interface EndedSession {
   visitor: string
   at: number
+}
+
+/** The order of RoomWatch.ended, in every store: by time, then by visitor (as Redis orders equal scores). */
+export function byEndTime(a: EndedSession, b: EndedSession): number {
+  return a.at - b.at || (a.visitor < b.visitor ? -1 : a.visitor > b.visitor ? 1 : 0)
 }
 
 /** One point of the admin chart. */
@@ -111,7 +134,13 @@ export interface QueueStore {
   /** Ends one visitor's session; their token is refused at its next renewal. Returns whether there was one. */
   endSession(room: string, visitor: string, now?: number): Promise<boolean>
   /**
-   * Sessions an admin ended at or after `since` (ms), oldest first, at most `limit`: every edge reads
+   * Ends one visitor's session because the origin is done with them: the slot frees at once, every
+   * edge refuses their admission within a second (watch), and a renewal of a token from before is
+   * refused. Unlike endSession, they are not kept out: a poll puts them at the back of the line.
+   */
+  finishSession(input: FinishInput): Promise<FinishResult>
+  /**
+   * Sessions an admin or the origin ended at or after `since` (ms), oldest first, at most `limit`: every edge reads
    * them once a second, so an ended session stops everywhere without a store call per request. With
    * them, in the same round trip, what the edge estimates waits from (core/eta.ts): the line's length,
    * the pace, the running totals, and the active set's entries at some ranks and of some visitors.

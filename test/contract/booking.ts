@@ -40,6 +40,7 @@ export function bookingContract(name: string, makeDb: () => Promise<Db>): void {
         maxPerVisitor?: number
         holdSeconds?: number
         openAdmissions?: 'accept' | 'refuse'
+        endSessionOnPurchase?: boolean
       } = {},
     ) {
       const event = `ev${Date.now().toString(36)}${seq++}`
@@ -65,6 +66,7 @@ export function bookingContract(name: string, makeDb: () => Promise<Db>): void {
           keys: createLocalJWKSet(tokens.jwks()),
           ...(options.openAdmissions ? { openAdmissions: options.openAdmissions } : {}),
         },
+        endSessionOnPurchase: options.endSessionOnPurchase,
         log: (event, fields) => {
           logs.push({ ...fields, log: event })
           if (event === 'origin_error') console.error(event, JSON.stringify(fields))
@@ -371,6 +373,38 @@ export function bookingContract(name: string, makeDb: () => Promise<Db>): void {
           headers: { 'idempotency-key': 'decl-0003-abcdef' },
         })
         expect(paid.status).toBe(200)
+      })
+    })
+
+    describe('the end of the session after a purchase', () => {
+      /** A confirm's status and its Anteroom-Command header (null without one). */
+      async function confirm(app: App, hold: string, token: string, key: string) {
+        const res = await app.request(`/holds/${hold}/confirm`, {
+          method: 'POST',
+          headers: { 'anteroom-admission': token, 'content-type': 'application/json', 'idempotency-key': key },
+        })
+        return { status: res.status, command: res.headers.get('anteroom-command') }
+      }
+
+      it('a confirmed purchase, and a repeat of it, say Anteroom-Command: end-session; a decline or a lost hold does not', async () => {
+        const { app, event, payments } = await setup({ endSessionOnPurchase: true })
+        const token = await tokenFor('v-done')
+        const held = await call(app, 'POST', `/events/${event}/holds`, { token, body: { seats: ['D1'] } })
+        payments.declineNext = 1
+        expect(await confirm(app, held.body.hold.id, token, 'done-0001-abcdef')).toEqual({ status: 402, command: null })
+        expect(await confirm(app, held.body.hold.id, token, 'done-0002-abcdef')).toEqual({ status: 200, command: 'end-session' })
+        // The first answer may have been lost: its repeat ends the session too.
+        expect(await confirm(app, held.body.hold.id, token, 'done-0002-abcdef')).toEqual({ status: 200, command: 'end-session' })
+        const late = await call(app, 'POST', `/events/${event}/holds`, { token, body: { seats: ['D2'] } })
+        await expireHold(late.body.hold.id)
+        expect(await confirm(app, late.body.hold.id, token, 'done-0003-abcdef')).toEqual({ status: 409, command: null })
+      })
+
+      it('without endSessionOnPurchase, a purchase says nothing to the edge', async () => {
+        const { app, event } = await setup()
+        const token = await tokenFor('v-quiet')
+        const held = await call(app, 'POST', `/events/${event}/holds`, { token, body: { seats: ['D3'] } })
+        expect(await confirm(app, held.body.hold.id, token, 'quiet-0001-abcdef')).toEqual({ status: 200, command: null })
       })
     })
 

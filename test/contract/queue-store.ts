@@ -246,7 +246,9 @@ export function queueStoreContract(name: string, makeHarness: () => Promise<Stor
       // The store is out from T0 + 1500 to T0 + 7000; V polled at T0 + 2000 and T0 + 4000 (busy: token re-signed).
       const busyToken = { arrival: v.arrival, tokenExpires: T0 + 4000 + abandonAfterMs }
       // Back at T0 + 7000: the grant lapsed at T0 + 6000 (abandonAfter after V's last poll the store saw).
-      expect(await store.poll({ room, visitor: vid(2), limits: { ...l, mode: 'paused' }, now: T0 + 7000 })).toMatchObject({ state: 'paused' })
+      expect(await store.poll({ room, visitor: vid(2), limits: { ...l, mode: 'paused' }, now: T0 + 7000 })).toMatchObject({
+        state: 'paused',
+      })
       const back = await store.poll({ room, visitor: vid(0), ...busyToken, limits: { ...l, mode: 'paused' }, now: T0 + 7001 })
       expect(back).toMatchObject({ state: 'paused', arrival: v.arrival, position: 1 })
       // And V is the one let in next. (A token signed before the grant does not bring anyone back: the next test.)
@@ -281,7 +283,16 @@ export function queueStoreContract(name: string, makeHarness: () => Promise<Stor
       await store.poll({ room, visitor: vid(99), limits: l, now: T0 + 7000 })
       const answers: PollResult[] = []
       for (let i = 0; i < 40; i++) {
-        answers.push(await store.poll({ room, visitor: vid(i), arrival: arrivals[i], tokenExpires: T0 + i + abandonAfterMs, limits: paused, now: T0 + 7001 }))
+        answers.push(
+          await store.poll({
+            room,
+            visitor: vid(i),
+            arrival: arrivals[i],
+            tokenExpires: T0 + i + abandonAfterMs,
+            limits: paused,
+            now: T0 + 7001,
+          }),
+        )
       }
       expect(answers.filter((a) => a.state === 'admitted')).toHaveLength(1)
       for (const [i, a] of answers.entries()) expect(a.arrival, vid(i)).toBe(arrivals[i])
@@ -345,6 +356,48 @@ export function queueStoreContract(name: string, makeHarness: () => Promise<Stor
         now: later + 2,
       })
       expect(again).toMatchObject({ state: 'paused', position: 2, waiting: 2 })
+    })
+
+    it('a session the origin ended frees its slot at once; the visitor is not kept out, and the token from before cannot renew', async () => {
+      const { store } = await makeHarness()
+      const room = newRoom()
+      const l = limits({ totalActiveUsers: 1 })
+      const keepMs = l.sessionMs + 60_000
+      expect(await store.poll({ room, visitor: vid(0), limits: l, now: T0 })).toMatchObject({ state: 'admitted' })
+      expect(await store.poll({ room, visitor: vid(1), limits: l, now: T0 + 1 })).toMatchObject({ state: 'queued', position: 1 })
+      expect(await store.finishSession({ room, visitor: vid(0), keepMs, now: T0 + 1000 })).toEqual({ active: true, at: T0 + 1000 })
+      expect(await store.finishSession({ room, visitor: vid(0), keepMs, now: T0 + 1000 })).toEqual({ active: false, at: T0 + 1000 })
+      // A renewal with the token from before is refused, not restored as a session the store forgot.
+      expect(await store.renew({ room, visitor: vid(0), sessionMs: l.sessionMs, now: T0 + 1500 })).toBeUndefined()
+      // The slot is free at once: the next in line is admitted on their next poll.
+      expect(await store.poll({ room, visitor: vid(1), limits: l, now: T0 + 2000 })).toMatchObject({ state: 'admitted' })
+      // Every edge reads the end with the ones an admin made, in one list by time (then visitor).
+      await store.endSession(room, vid(7), T0 + 1000)
+      expect((await store.watch(room, T0)).ended).toEqual([
+        { visitor: vid(0), at: T0 + 1000 },
+        { visitor: vid(7), at: T0 + 1000 },
+      ])
+      expect((await store.watch(room, T0 + 1001)).ended).toEqual([])
+      expect((await store.watch(room, T0, 1)).ended).toEqual([{ visitor: vid(0), at: T0 + 1000 }])
+      // Not kept out: the visitor joins at the back, behind whoever is waiting now.
+      await store.poll({ room, visitor: vid(2), limits: l, now: T0 + 2500 })
+      expect(await store.poll({ room, visitor: vid(0), limits: l, now: T0 + 3000 })).toMatchObject({
+        state: 'queued',
+        position: 2,
+        waiting: 2,
+      })
+      // Admitted again, the visitor's new session renews as any other.
+      await store.finishSession({ room, visitor: vid(1), keepMs, now: T0 + 4000 })
+      expect(await store.poll({ room, visitor: vid(2), limits: l, now: T0 + 4001 })).toMatchObject({ state: 'admitted' })
+      await store.finishSession({ room, visitor: vid(2), keepMs, now: T0 + 5000 })
+      expect(await store.poll({ room, visitor: vid(0), limits: l, now: T0 + 5001 })).toMatchObject({ state: 'admitted' })
+      expect(await store.renew({ room, visitor: vid(0), sessionMs: l.sessionMs, now: T0 + 6000 })).toEqual({
+        sessionExpires: T0 + 6000 + l.sessionMs,
+        now: T0 + 6000,
+      })
+      // Once no token from before can be valid, the end is forgotten (by the next one).
+      await store.finishSession({ room, visitor: vid(3), keepMs, now: T0 + 5000 + keepMs + 1 })
+      expect((await store.watch(room, T0 + 1001)).ended).toEqual([{ visitor: vid(3), at: T0 + 5000 + keepMs + 1 }])
     })
 
     it('watch brings what the wait estimate reads: the line, the pace, expiries by rank and of the sessions asked for, the totals', async () => {

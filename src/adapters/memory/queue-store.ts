@@ -2,9 +2,12 @@
 // core/admission.ts (pollRoom) on in-process sorted sets laid out as the Lua lays out Redis, so that
 // the contract suite and the differential test (test/differential.test.ts) hold it to poll-12.lua.
 
-import { ENDED_KEEP_MS, expire, pollRoom, type RoomState, sessionReturned } from '../../core/admission.js'
+import { ENDED_KEEP_MS, expire, pollRoom, type RoomState, type ScoredSet, sessionReturned } from '../../core/admission.js'
 import {
+  byEndTime,
   type DrawPage,
+  type FinishInput,
+  type FinishResult,
   HISTORY_MS,
   type PollInput,
   type PollResult,
@@ -20,6 +23,8 @@ import { OrderedSet } from './ordered-set.js'
 
 /** A room as the Lua keeps it in Redis, plus what only the other scripts read. */
 interface Room extends RoomState {
+  /** visitor → when the origin ended their session, ms (finish-2.lua): not kept out of the line. */
+  finished: OrderedSet
   seenBuckets: Map<number, Map<string, number>>
   history: Map<number, RoomSample>
 }
@@ -58,6 +63,7 @@ export class MemoryQueueStore implements QueueStore {
         used: new OrderedSet(),
         ended: new OrderedSet(),
         drawn: new OrderedSet(),
+        finished: new OrderedSet(),
         lastSlotUs: undefined,
         life: undefined,
         seenBuckets,
@@ -102,8 +108,12 @@ export class MemoryQueueStore implements QueueStore {
       r.active.remove(input.visitor)
       return undefined
     }
-    // A session the store does not know came from before a loss: restored, it takes back its reserved slot.
-    if (r.active.score(input.visitor) === undefined) sessionReturned(r, input.visitor, now)
+    if (r.active.score(input.visitor) === undefined) {
+      // The origin ended it: a token from before is refused (the visitor may join the line again).
+      if (r.finished.score(input.visitor) !== undefined) return undefined
+      // A session the store does not know came from before a loss: restored, it takes back its reserved slot.
+      sessionReturned(r, input.visitor, now)
+    }
     const sessionExpires = now + input.sessionMs
     r.active.add(input.visitor, sessionExpires)
     return { sessionExpires, now }
@@ -115,13 +125,23 @@ export class MemoryQueueStore implements QueueStore {
     return r.active.remove(visitor)
   }
 
+  async finishSession(input: FinishInput): Promise<FinishResult> {
+    const at = input.now ?? this.clock()
+    const r = this.room(input.room)
+    r.finished.removeUpTo(at - input.keepMs)
+    r.finished.add(input.visitor, at)
+    return { active: r.active.remove(input.visitor), at }
+  }
+
   async watch(room: string, endedSince: number, limit = 10_000, asked: WatchLook = { ranks: [], visitors: [] }): Promise<RoomWatch> {
     const r = this.room(room)
-    const ended = r.ended
-      .first(r.ended.size)
-      .map((visitor) => ({ visitor, at: r.ended.score(visitor) as number }))
-      .filter((e) => e.at >= endedSince)
-      .slice(0, limit)
+    const since = (set: ScoredSet) =>
+      set
+        .first(set.size)
+        .map((visitor) => ({ visitor, at: set.score(visitor) as number }))
+        .filter((e) => e.at >= endedSince)
+        .slice(0, limit)
+    const ended = [...since(r.ended), ...since(r.finished)].sort(byEndTime).slice(0, limit)
     return {
       ended,
       life: r.life ? { epoch: r.life.epoch, born: r.life.born, seq: r.life.seq } : null,

@@ -10,6 +10,7 @@ export function roomKeys(room: string) {
     seenPrefix: `${p}:seen:`,
     active: `${p}:act`,
     ended: `${p}:ended`,
+    finished: `${p}:fin`,
     admissions: `${p}:adm`,
     stats: `${p}:stat`,
     lastArrival: `${p}:last`,

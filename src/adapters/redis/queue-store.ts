@@ -1,8 +1,11 @@
 // QueueStore on Redis: every operation is one EVALSHA of a script in ./lua.
 import type { Cluster, Redis } from 'ioredis'
 import {
+  byEndTime,
   type DrawPage,
   type EndedSession,
+  type FinishInput,
+  type FinishResult,
   HISTORY_MS,
   type PollInput,
   type PollResult,
@@ -72,7 +75,14 @@ export class RedisQueueStore implements QueueStore {
       })
     }
     return new Promise((resolve, reject) =>
-      batch.polls.push({ visitor: input.visitor, arrival: input.arrival, tokenExpires: input.tokenExpires, draw: input.draw, resolve, reject }),
+      batch.polls.push({
+        visitor: input.visitor,
+        arrival: input.arrival,
+        tokenExpires: input.tokenExpires,
+        draw: input.draw,
+        resolve,
+        reject,
+      }),
     )
   }
 
@@ -123,7 +133,7 @@ export class RedisQueueStore implements QueueStore {
       runScript(
         this.redis,
         this.scripts.renew,
-        [k.active, k.ended, k.life, k.line, k.seenPrefix],
+        [k.active, k.ended, k.life, k.line, k.seenPrefix, k.finished],
         [input.visitor, input.now ?? '', input.sessionMs],
       ),
     )) as number[]
@@ -134,6 +144,14 @@ export class RedisQueueStore implements QueueStore {
   async endSession(room: string, visitor: string, now?: number): Promise<boolean> {
     const k = roomKeys(room)
     return (await storeCall(() => runScript(this.redis, this.scripts.end, [k.active, k.ended], [visitor, now ?? '']))) === 1
+  }
+
+  async finishSession(input: FinishInput): Promise<FinishResult> {
+    const k = roomKeys(input.room)
+    const [active, at] = (await storeCall(() =>
+      runScript(this.redis, this.scripts.finish, [k.active, k.finished], [input.visitor, input.now ?? '', input.keepMs]),
+    )) as [number, number]
+    return { active: active === 1, at }
   }
 
   async stats(room: string, now?: number): Promise<RoomStats> {
@@ -158,10 +176,11 @@ export class RedisQueueStore implements QueueStore {
     // After the ended sessions, the life and the active count, what the edge estimates waits from
     // (core/eta.ts): the line's length, the pace, the reservation, the running totals, the expiries
     // of the visitors asked for (ZMSCORE, Redis 6.2), and the active set's entry at each rank asked.
-    const [flat, life, active, waiting, pace, reserve, totals, scores, ...sampled] = await storeCall(async () => {
+    const [flat, finished, life, active, waiting, pace, reserve, totals, scores, ...sampled] = await storeCall(async () => {
       const pipeline = this.redis
         .pipeline()
         .zrangebyscore(k.ended, endedSince, '+inf', 'WITHSCORES', 'LIMIT', 0, limit)
+        .zrangebyscore(k.finished, endedSince, '+inf', 'WITHSCORES', 'LIMIT', 0, limit)
         .hmget(k.life, 'epoch', 'born', 'seq')
         .zcard(k.active)
         .zcard(k.line)
@@ -174,9 +193,12 @@ export class RedisQueueStore implements QueueStore {
       for (const rank of asked.ranks) pipeline.zrange(k.active, String(rank), String(rank), 'WITHSCORES')
       return replies(await pipeline.exec())
     })
-    const pairs = flat as string[]
-    const ended: EndedSession[] = []
-    for (let i = 0; i < pairs.length; i += 2) ended.push({ visitor: pairs[i] as string, at: Number(pairs[i + 1]) })
+    // Ended by an admin or by the origin: every edge refuses the tokens from before alike.
+    let ended: EndedSession[] = []
+    for (const pairs of [flat, finished] as string[][]) {
+      for (let i = 0; i < pairs.length; i += 2) ended.push({ visitor: pairs[i] as string, at: Number(pairs[i + 1]) })
+    }
+    ended = ended.sort(byEndTime).slice(0, limit)
     const [epoch, born, seq] = life as (string | null)[]
     const known = epoch && born ? { epoch: Number(epoch), born: Number(born), seq: Number(seq ?? 0) } : null
     const size = active as number
