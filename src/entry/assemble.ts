@@ -7,6 +7,7 @@ import type { Config } from '../config/index.js'
 import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../core/admission-token.js'
 import { QueueTokens } from '../core/queue-token.js'
 import { createEdgeApp, type EdgeDeps } from '../http/app.js'
+import { Refusals } from '../http/refusals.js'
 import { RoomDirectory } from '../http/room-directory.js'
 import type { Clock } from '../ports/clock.js'
 import type { Mac } from '../ports/crypto.js'
@@ -34,6 +35,9 @@ export interface AssembledEdge {
 export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
   const now = p.clock ? () => p.clock?.now() ?? Date.now() : Date.now
   const rooms = new RoomDirectory(p.settings, p.config.rooms, 1000, now, p.queue)
+  // Refused joins are counted here and sent to the store with the rooms' once-a-second reload.
+  const refusals = new Refusals(p.defence, now)
+  rooms.alsoOnReload(() => refusals.flush())
   await rooms.start()
   const keys = await importSigningKeys(p.config.signingKeys ?? [await generateSigningJwk(`dev-${Date.now().toString(36)}`)])
   const admin = createAdminRoutes({
@@ -42,6 +46,7 @@ export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
     queue: p.queue,
     audit: p.audit,
     rooms,
+    refusals,
     assets: p.adminAssets,
     clock: p.clock,
     secure: (c) => p.config.secureCookies || p.scheme(c) === 'https',
@@ -55,6 +60,8 @@ export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
     queueTokens: new QueueTokens(p.mac),
     admissionTokens: new AdmissionTokens({ keys, issuer: p.config.issuer, audience: p.config.audience }),
     origin: p.origin,
+    defence: p.defence,
+    refusals,
     clock: p.clock,
     secureCookies: p.config.secureCookies,
     maxBodyBytes: p.config.maxBodyBytes,

@@ -17,6 +17,9 @@ export function roomKeys(room: string) {
     pace: `${p}:pace`,
     life: `${p}:life`,
     history: `${p}:hist`,
+    /** Prefix of the bot defence's minute hashes: `${joins}${minute}` = network → new places (join-1.lua). */
+    joins: `${p}:joins:`,
+    refused: `${p}:refused`,
   }
 }
 
