@@ -400,10 +400,7 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
     const r = await room(c)
     let store: 'up' | 'down' = 'up'
     try {
-      const [s, refused] = await Promise.all([
-        deps.queue.stats(r.settings.id, deps.clock?.now()),
-        deps.refusals.counts(r.settings.id, deps.clock?.now()),
-      ])
+      const [s, refused] = await Promise.all([deps.queue.stats(r.settings.id, deps.clock?.now()), deps.refusals.counts(r.settings.id)])
       return c.json({
         room: r.settings.id,
         mode: r.settings.mode,

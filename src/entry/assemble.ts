@@ -36,7 +36,7 @@ export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
   const now = p.clock ? () => p.clock?.now() ?? Date.now() : Date.now
   const rooms = new RoomDirectory(p.settings, p.config.rooms, 1000, now, p.queue)
   // Refused joins are counted here and sent to the store with the rooms' once-a-second reload.
-  const refusals = new Refusals(p.defence, now)
+  const refusals = new Refusals(p.defence, now, () => p.clock?.now())
   rooms.alsoOnReload(() => refusals.flush())
   await rooms.start()
   const keys = await importSigningKeys(p.config.signingKeys ?? [await generateSigningJwk(`dev-${Date.now().toString(36)}`)])

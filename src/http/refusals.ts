@@ -16,6 +16,8 @@ export class Refusals {
   constructor(
     private readonly store: Pick<DefenceStore, 'addRefusals'>,
     private readonly now: () => number = Date.now,
+    /** The time handed to the store: the test's clock, or undefined for the store's own (as EdgeContext.storeNow). */
+    private readonly storeNow: () => number | undefined = () => undefined,
     private readonly everyMs = 1000,
   ) {}
 
@@ -45,7 +47,7 @@ export class Refusals {
 
   private async send(room: string, counts: Record<RefusalReason, number>): Promise<void> {
     try {
-      await this.store.addRefusals(room, counts)
+      await this.store.addRefusals(room, counts, this.storeNow())
     } catch {
       // The store is away: the counts go with the next flush.
       for (const reason of REFUSAL_REASONS) if (counts[reason] > 0) this.add(room, reason, counts[reason])
@@ -53,8 +55,8 @@ export class Refusals {
   }
 
   /** The room's counts as the store has them, plus what this edge has not sent yet (one store call). */
-  async counts(room: string, now?: number): Promise<RefusalCounts> {
-    const stored = await this.store.addRefusals(room, {}, now)
+  async counts(room: string): Promise<RefusalCounts> {
+    const stored = await this.store.addRefusals(room, {}, this.storeNow())
     const mine = this.unsent.get(room)
     if (mine === undefined) return stored
     const total = { ...stored.total }
