@@ -8,6 +8,7 @@ import { AnteroomError, isAnteroomError } from '../src/core/errors.js'
 import { checkScheduleChange, parseRoomSettings, type RoomSettings, SETTINGS_SCHEMA } from '../src/core/settings.js'
 import { readCookie, serializeCookie } from '../src/http/cookies.js'
 import { renderError } from '../src/http/errors.js'
+import type { Refusals } from '../src/http/refusals.js'
 import type { RoomDirectory } from '../src/http/room-directory.js'
 import type { AuditLog } from '../src/ports/audit-log.js'
 import type { Clock } from '../src/ports/clock.js'
@@ -28,6 +29,8 @@ export interface AdminDeps {
   queue: QueueStore
   audit: AuditLog
   rooms: RoomDirectory
+  /** The refused-joins count, shown with the bot defences in the stats. */
+  refusals: Refusals
   assets: AdminAssets
   clock?: Clock
   /** Whether the visitor came over TLS (cookies get Secure). */
@@ -50,6 +53,21 @@ const VISITOR_ID = /^[A-Za-z0-9_-]{1,64}$/
 const ACCOUNT_NAME = /^[A-Za-z0-9_.@-]{1,64}$/
 const NO_STORE = 'no-store'
 const etag = (rev: number) => `"rev-${rev}"`
+
+/**
+ * The room's bot defences as the stats show them: the proof-of-work difficulty (0, off, where that
+ * setting does not exist), the cap on new places per network, and the joins refused by reason.
+ */
+function botDefence(settings: RoomSettings, refused: Awaited<ReturnType<Refusals['counts']>>) {
+  const pow = (settings as Partial<Record<string, unknown>>).powDifficulty
+  return {
+    powDifficulty: typeof pow === 'number' ? pow : 0,
+    joinsPerNetworkPerMinute: settings.joinsPerNetworkPerMinute,
+    networkPrefixIPv4: settings.networkPrefixIPv4,
+    networkPrefixIPv6: settings.networkPrefixIPv6,
+    refused: { total: refused.total, lastMinute: refused.lastMinute },
+  }
+}
 
 /** A JSON object body of at most `max` characters; anything else is refused (ERR_BODY, ERR_BODY_TOO_LARGE). */
 async function readJson(c: Context, max = MAX_BODY): Promise<Record<string, unknown>> {
@@ -383,7 +401,7 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
     const r = await room(c)
     let store: 'up' | 'down' = 'up'
     try {
-      const s = await deps.queue.stats(r.settings.id, deps.clock?.now())
+      const [s, refused] = await Promise.all([deps.queue.stats(r.settings.id, deps.clock?.now()), deps.refusals.counts(r.settings.id)])
       return c.json({
         room: r.settings.id,
         mode: r.settings.mode,
@@ -403,6 +421,7 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
                 )?.seconds ?? null)
               : null,
         abandonedLastMinute: s.abandonedLastMinute,
+        botDefence: botDefence(r.settings, refused),
         store,
         at: s.now,
       })

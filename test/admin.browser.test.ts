@@ -14,6 +14,7 @@ import { ManualClock } from './support/clock.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
 import { freePort } from './support/redis-server.js'
+import { withSocketAddress } from './support/runtimes.js'
 import { Visitor } from './support/visitor.js'
 
 const T0 = 1_800_000_000_000
@@ -705,6 +706,27 @@ describe('the admin UI in headless Chromium', () => {
     await expect.poll(async () => (await labels()).some((l) => /^resumed \+\d+$/.test(l.text)), PAGE_WAIT).toBe(true)
     const shown = (await labels()).sort((a, b) => a.left - b.left)
     for (let i = 1; i < shown.length; i++) expect(shown[i]?.left).toBeGreaterThanOrEqual(shown[i - 1]?.right ?? 0)
+    await done(context, page, seen)
+  })
+
+  it('shows the bot defence: proof of work off, the network cap, and the refused joins counting live', async () => {
+    const { context, page, seen } = await signedIn()
+    await expect.poll(() => text(page, '#def-cap'), PAGE_WAIT).toBe('off')
+    expect(await text(page, '#def-pow')).toBe('off')
+    expect(await text(page, '#def-refused-network')).toBe('0 (0 last min)')
+    const current = await api('GET', '/rooms/sale')
+    const patched = await api('PATCH', '/rooms/sale', { body: { joinsPerNetworkPerMinute: 2 }, headers: { 'if-match': current.body.etag } })
+    expect(patched.status).toBe(200)
+    await expect.poll(() => text(page, '#def-cap'), PAGE_WAIT).toBe('2 / min (IPv4 /24, IPv6 /56)')
+    // Visitors on sockets from one /24: two get places, three are refused.
+    const fromNetwork = withSocketAddress(edge.app)
+    const statuses = []
+    for (let i = 1; i <= 5; i++)
+      statuses.push((await new Visitor(`http://${HOST}`, `198.51.100.${i}`).request(fromNetwork, '/tickets')).status)
+    expect(statuses.filter((s) => s === 429)).toHaveLength(3)
+    await expect.poll(() => text(page, '#def-refused-network'), PAGE_WAIT).toBe('3 (3 last min)')
+    expect(await text(page, '#def-refused-pow')).toBe('0 (0 last min)')
+    expect(seen.loads).toBe(1)
     await done(context, page, seen)
   })
 })

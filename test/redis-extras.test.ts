@@ -2,10 +2,12 @@ import { readFileSync } from 'node:fs'
 import { type Cluster, Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { buildLuaModule, GENERATED } from '../scripts/build-lua.js'
+import { RedisDefenceStore } from '../src/adapters/redis/defence-store.js'
 import { roomKeys, SEEN_BUCKETS, seenBucketOf } from '../src/adapters/redis/keys.js'
 import { RedisQueueStore } from '../src/adapters/redis/queue-store.js'
 import { luaScripts } from '../src/adapters/redis/scripts.js'
 import { ADMISSION_DEFAULTS, type AdmissionLimits } from '../src/core/settings.js'
+import { defenceStoreContract } from './contract/defence-store.js'
 import { queueStoreContract } from './contract/queue-store.js'
 import { startSingleNodeCluster, type TestCluster } from './support/redis-cluster.js'
 
@@ -31,7 +33,9 @@ describe('Redis scripts', () => {
       end: '00f5ae23a30db914ddf3189cd130f37b5d1dbdc6',
       endAll: 'b9ee02038101c9989f6d4b3dc236d4a7acdd531b',
       finish: '33de8a9adc18e121fcdaa172e9ee58e3f372816d',
+      join: 'd1f1a2cfdbccd9c09ecdfcdef64dc6ee2d1d3d02',
       poll: '61995b364751b81df8ed548a8b4c6efd93606ce0',
+      refusals: '60be2fbd3aa7d4bd639e7cdc2f8e4261344a9228',
       renew: 'baf734d69b57ece4a97471bbafad2febdb2f1f0e',
       sample: '7b1adff5a769e32f9f4b7a35e082e1b537d9ed00',
       settingsCas: 'e26fa305ca5f86080fa1d8cf552883a4029acb4a',
@@ -118,6 +122,9 @@ describe('on a Redis Cluster', () => {
   afterAll(async () => {
     await started.stop()
   })
+
+  // join-1.lua names its minute hashes from a declared prefix, as poll-12.lua its seen buckets.
+  defenceStoreContract('redis cluster', async () => new RedisDefenceStore(cluster, luaScripts()))
 
   queueStoreContract('redis cluster', async () => ({
     store: new RedisQueueStore(cluster, luaScripts()),

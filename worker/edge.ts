@@ -96,8 +96,10 @@ async function buildWorkerEdge(env: WorkerEnv, options: WorkerOptions): Promise<
   const sampleMs = config.historySampleSeconds * 1000
   let sampledAt = Number.NEGATIVE_INFINITY
   const sampleAll = async () => {
-    if (sampleMs === 0) return
-    await Promise.all(edge.rooms.rooms().map((r) => stores.queue.recordSample(r.id, options.clock?.now()).catch(() => {})))
+    // The cron's run also sends refusals that an isolate counted and no request has sent since.
+    const flush = edge.deps.refusals.flush()
+    if (sampleMs === 0) return flush
+    await Promise.all([flush, ...edge.rooms.rooms().map((r) => stores.queue.recordSample(r.id, options.clock?.now()).catch(() => {}))])
   }
   return {
     ...edge,

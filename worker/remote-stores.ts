@@ -4,6 +4,7 @@
 import { AnteroomError, type ErrorCode } from '../src/core/errors.js'
 import type { AdminSessions } from '../src/ports/admin-sessions.js'
 import type { AuditLog } from '../src/ports/audit-log.js'
+import type { DefenceStore } from '../src/ports/defence-store.js'
 import type { QueueStore } from '../src/ports/queue-store.js'
 import type { SettingsStore } from '../src/ports/settings-store.js'
 import type { Stores } from '../src/ports/stores.js'
@@ -27,6 +28,7 @@ export const REMOTE_METHODS = {
   settings: ['list', 'get', 'seed', 'replace'],
   audit: ['append', 'list'],
   adminSessions: ['revoke', 'isRevoked', 'recordSignInFailure', 'signInFailures', 'clearSignInFailures'],
+  defence: ['countJoin', 'addRefusals'],
 } as const
 
 export type Port = keyof typeof REMOTE_METHODS
@@ -124,5 +126,10 @@ export function remoteStores(dispatch: Dispatch, options: RemoteOptions): Stores
     signInFailures: (keys, nowMs) => send('control', 'adminSessions', 'signInFailures', [keys, nowMs]),
     clearSignInFailures: (keys) => send('control', 'adminSessions', 'clearSignInFailures', [keys]),
   }
-  return { queue, settings, audit, adminSessions }
+  // A room's relay, as its other calls: one round trip for a join, one for an edge's second of refusals.
+  const defence: DefenceStore = {
+    countJoin: (input) => send(room(input.room), 'defence', 'countJoin', [input]),
+    addRefusals: (id, counts, now) => send(room(id), 'defence', 'addRefusals', [id, counts, now]),
+  }
+  return { queue, settings, audit, adminSessions, defence }
 }

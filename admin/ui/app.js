@@ -399,6 +399,7 @@ async function selectRoom(id) {
   $('room').hidden = false
   $('room-name').textContent = id
   for (const k of ['waiting', 'active', 'admitted', 'eta', 'abandoned', 'store']) $(`stat-${k}`).textContent = '–'
+  renderDefence(null)
   announce('')
   saveStatus('')
   hideConflict()
@@ -426,6 +427,7 @@ function renderStats() {
   $('stat-admitted').textContent = fmt(s.admittedLastMinute)
   $('stat-eta').textContent = s.waiting > 0 && s.etaBackOfLineSeconds === null ? 'unknown' : duration(s.etaBackOfLineSeconds)
   $('stat-abandoned').textContent = fmt(s.abandonedLastMinute)
+  renderDefence(s.botDefence)
   $('stat-store').textContent = 'Up'
   $('stat-store').className = 'stat-value up'
   $('note-store').textContent = `as of ${clockTime(s.at, true)}`
@@ -437,6 +439,27 @@ function renderStats() {
   if (item) {
     item.textContent = MODE_NAMES[s.mode] ?? s.mode
     item.className = `badge mode-${s.mode}`
+  }
+}
+
+/** The bot defence panel: proof of work ("off" at 0, or where the edge has no such setting), the network cap, refusals by reason. */
+function renderDefence(d) {
+  const show = (id, text, off = false) => {
+    $(id).textContent = text
+    $(id).className = off ? 'off' : ''
+  }
+  if (!d) {
+    for (const id of ['def-pow', 'def-cap', 'def-refused-network', 'def-refused-pow']) show(id, '–', true)
+    return
+  }
+  const pow = d.powDifficulty ?? 0
+  show('def-pow', pow > 0 ? `difficulty ${fmt(pow)}` : 'off', pow === 0)
+  const cap = d.joinsPerNetworkPerMinute ?? 0
+  show('def-cap', cap > 0 ? `${fmt(cap)} / min (IPv4 /${d.networkPrefixIPv4}, IPv6 /${d.networkPrefixIPv6})` : 'off', cap === 0)
+  for (const reason of ['network', 'pow']) {
+    const total = d.refused?.total?.[reason] ?? 0
+    const recent = d.refused?.lastMinute?.[reason] ?? 0
+    show(`def-refused-${reason}`, `${fmt(total)} (${fmt(recent)} last min)`)
   }
 }
 

@@ -86,6 +86,13 @@ export const ERRORS = {
   },
   /** An admission token the edge cannot check (unknown key); the edge treats it as no admission. */
   ERR_TOKEN_INVALID: { status: 401, title: 'Not admitted', visitor: 'Your admission is not valid.', api: 'The token is not valid' },
+  /** The cap on new places per client network (src/http/join-cap.ts); Retry-After says when the network may join again. */
+  ERR_TOO_MANY_JOINS: {
+    status: 429,
+    title: 'Too many people from your network',
+    visitor: 'Too many people from your network joined this line in the last minute. Please wait a moment and try again.',
+    api: 'Too many new places for this client network this minute; try again after Retry-After',
+  },
   ERR_SETTINGS_INVALID: { status: 400, title: 'Bad request', visitor: 'These settings are not valid.', api: 'The settings are not valid' },
   // --- the admin API ----------------------------------------------------------------------------
   ERR_UNAUTHORIZED: { status: 401, title: 'Sign in', visitor: 'Please sign in.', api: 'Admin credentials are required' },

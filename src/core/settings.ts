@@ -28,6 +28,7 @@ export const SETTING_GROUPS = {
   page: { legend: 'Queue page', columns: 1 },
   where: { legend: 'Where the room applies', columns: 2 },
   schedule: { legend: 'Scheduled sale', columns: 1 },
+  defence: { legend: 'Bot defence', columns: 3 },
 } as const
 export type SettingGroup = keyof typeof SETTING_GROUPS
 
@@ -247,6 +248,34 @@ export const ROOM_SETTINGS = {
     item: 'path',
     maxItems: 64,
     maxLength: 255,
+  },
+  // The cap on new places per client network (src/http/join-cap.ts): the edge reads these, not the rule.
+  joinsPerNetworkPerMinute: {
+    type: 'integer',
+    label: 'New places per network / min',
+    help: '0: no cap. Beyond it, joins get 429 until the minute is over',
+    group: 'defence',
+    min: 0,
+    max: 1_000_000,
+    default: 0,
+  },
+  networkPrefixIPv4: {
+    type: 'integer',
+    label: 'IPv4 network (prefix bits)',
+    help: '24: a.b.c.0/24 counts as one network',
+    group: 'defence',
+    min: 8,
+    max: 32,
+    default: 24,
+  },
+  networkPrefixIPv6: {
+    type: 'integer',
+    label: 'IPv6 network (prefix bits)',
+    help: '56: one subscriber’s usual allocation',
+    group: 'defence',
+    min: 16,
+    max: 128,
+    default: 56,
   },
 } as const satisfies Record<string, SettingSpec>
 

@@ -9,6 +9,7 @@ import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../core/
 import { QueueTokens } from '../core/queue-token.js'
 import { createEdgeApp, type EdgeDeps } from '../http/app.js'
 import { Draws } from '../http/draws.js'
+import { Refusals } from '../http/refusals.js'
 import { RoomDirectory } from '../http/room-directory.js'
 import type { Clock } from '../ports/clock.js'
 import type { Mac } from '../ports/crypto.js'
@@ -36,6 +37,9 @@ export interface AssembledEdge {
 export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
   const now = p.clock ? () => p.clock?.now() ?? Date.now() : Date.now
   const rooms = new RoomDirectory(p.settings, p.config.rooms, 1000, now, p.queue)
+  // Refused joins are counted here and sent to the store with the rooms' once-a-second reload.
+  const refusals = new Refusals(p.defence, now, () => p.clock?.now())
+  rooms.alsoOnReload(() => refusals.flush())
   await rooms.start()
   const keys = await importSigningKeys(p.config.signingKeys ?? [await generateSigningJwk(`dev-${Date.now().toString(36)}`)])
   const admin = createAdminRoutes({
@@ -44,6 +48,7 @@ export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
     queue: p.queue,
     audit: p.audit,
     rooms,
+    refusals,
     assets: p.adminAssets,
     clock: p.clock,
     secure: (c) => p.config.secureCookies || p.scheme(c) === 'https',
@@ -58,6 +63,8 @@ export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
     admissionTokens: new AdmissionTokens({ keys, issuer: p.config.issuer, audience: p.config.audience }),
     origin: p.origin,
     draws: new Draws(p.mac, webCryptoDigests()),
+    defence: p.defence,
+    refusals,
     clock: p.clock,
     secureCookies: p.config.secureCookies,
     maxBodyBytes: p.config.maxBodyBytes,

@@ -75,12 +75,16 @@ export async function buildEdge(config: Config, options: { originUrl: string; cl
         }, config.historySampleSeconds * 1000)
       : undefined
   sampler?.unref()
+  // An edge that goes quiet still sends the refusals it counted (the reload sends them while requests come).
+  const flusher = setInterval(() => void deps.refusals.flush(), 1000)
+  flusher.unref()
   return {
     app,
     deps,
     redis,
     async close() {
       clearInterval(sampler)
+      clearInterval(flusher)
       await origin.close()
       await stores.queue.close()
     },

@@ -4,10 +4,12 @@ import type { Context, Hono } from 'hono'
 import type { AdmissionTokens } from '../core/admission-token.js'
 import type { QueueTokens } from '../core/queue-token.js'
 import type { Clock } from '../ports/clock.js'
+import type { DefenceStore } from '../ports/defence-store.js'
 import type { Origin } from '../ports/origin.js'
 import type { QueueStore } from '../ports/queue-store.js'
 import type { Draws } from './draws.js'
 import { POLL_SCRIPT } from './pages.js'
+import type { Refusals } from './refusals.js'
 import type { RoomDirectory } from './room-directory.js'
 
 export type Log = (event: string, fields: Record<string, unknown>) => void
@@ -20,9 +22,16 @@ export interface EdgeDeps {
   origin: Origin
   /** Scheduled rooms' draws (core/draw.ts). */
   draws: Draws
+  /** The cap on new places per network (join-cap.ts). */
+  defence: DefenceStore
+  /** The refused-joins count (refusals.ts): a defence that refuses a join calls refusals.note(room, reason). */
+  refusals: Refusals
   /** Tests pass a manual clock; it then also drives the store. Production leaves it out. */
   clock?: Clock
-  /** The client address, from the runtime (Node socket, cf-connecting-ip). */
+  /**
+   * The client address, from the runtime (Node socket, cf-connecting-ip): the cap on new places per
+   * network counts by it, so it must never come from a header the client wrote.
+   */
   clientIp?: (c: Context) => string | undefined
   /** The scheme the visitor really used, from the runtime (TLS socket); never from the request line. */
   scheme?: (c: Context) => 'http' | 'https'

@@ -19,10 +19,12 @@ export interface Incoming {
   originPath: string
   /** The Cookie header, read once for the queue, admission and script cookies. */
   cookie: string | null
+  /** The client address as the runtime gives it (EdgeDeps.clientIp), never from a request header. */
+  client: string | undefined
 }
 
 /** Reads the request; a path that could be read two ways is refused (ERR_BAD_PATH), and so are two Host headers. */
-export function readIncoming(c: Context, deps: Pick<EdgeDeps, 'scheme' | 'secureCookies'>): Incoming {
+export function readIncoming(c: Context, deps: Pick<EdgeDeps, 'scheme' | 'secureCookies' | 'clientIp'>): Incoming {
   const url = new URL(c.req.url)
   const path = canonicalPath(url.pathname)
   if (!path.ok) throw new AnteroomError('ERR_BAD_PATH', `This address cannot be served: ${path.problem}.`, { field: 'path' })
@@ -37,6 +39,7 @@ export function readIncoming(c: Context, deps: Pick<EdgeDeps, 'scheme' | 'secure
     pathKey: path.key,
     originPath: path.path + url.search,
     cookie: c.req.header('cookie') ?? null,
+    client: deps.clientIp?.(c),
   }
 }
 

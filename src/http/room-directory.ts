@@ -10,6 +10,8 @@
 // The same look brings what the wait estimates come from (core/eta.ts: the line, the pace, sampled
 // session expiries, the running totals): estimate() answers each poll from the last look's forecast,
 // worked out once per look, so a queued visitor's poll stays one store call.
+// Other once-a-second work of the edge rides on the reload (alsoOnReload: the refused-joins flush),
+// so that a Worker's waitUntil of the reload covers it too.
 
 import type { EdgeHint, LifeMark } from '../core/admission.js'
 import {
@@ -48,6 +50,7 @@ export class RoomDirectory {
   private readonly forecasts = new Map<string, { line: LineObservation | undefined; limits: string; forecast: LineForecast }>()
   /** The store's clock less this edge's, as the last poll showed it: looks are timed on the store's clock. */
   private storeOffset = 0
+  private readonly tasks: (() => Promise<void>)[] = []
 
   constructor(
     private readonly store: SettingsStore,
@@ -124,6 +127,11 @@ export class RoomDirectory {
     return estimateWait(cached.forecast, poll, polls)
   }
 
+  /** Runs `task` with every reload (once a second at most); its failure is its own business. */
+  alsoOnReload(task: () => Promise<void>): void {
+    this.tasks.push(task)
+  }
+
   /** Loads once; call before serving. */
   async start(): Promise<void> {
     await this.reload()
@@ -161,7 +169,7 @@ export class RoomDirectory {
     } catch {
       // Keep serving the last known settings while the store is away.
     }
-    await Promise.all(this.current.map((room) => this.reloadEnded(room)))
+    await Promise.all([...this.current.map((room) => this.reloadEnded(room)), ...this.tasks.map((task) => task().catch(() => {}))])
     this.loadedAt = this.now()
   }
 

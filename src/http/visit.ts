@@ -8,6 +8,7 @@ import { asksStore, decideVisit, type KeptPlace, type PollOutcome, type Verdict,
 import { signAdmission } from './admission.js'
 import { queueCookieName, readCookie, serializeCookie } from './cookies.js'
 import type { EdgeContext } from './edge-context.js'
+import { admitNetwork, capsJoins } from './join-cap.js'
 import type { Incoming } from './request.js'
 
 /** A verdict carried out: what to answer, with the admission token to forward and the cookies to set. */
@@ -21,6 +22,8 @@ export async function visit(edge: EdgeContext, room: RoomSettings, req: Incoming
   const now = edge.now()
   const ticket = await edge.deps.queueTokens.verify(readCookie(req.cookie, queueCookieName(room.id)), room.id, now)
   const visitor = endedVisitor ?? ticket?.visitor ?? newVisitorId()
+  // A new place: counted against the visitor's network first, and refused (429) beyond the room's cap.
+  if (ticket === undefined && endedVisitor === undefined && capsJoins(room) && asksStore(room, now)) await admitNetwork(edge, room, req)
   // A joiner during a scheduled room's pre-queue brings the place the draw gives them (core/draw.ts).
   const scheduled = isScheduled(room) ? room : undefined
   const draw =

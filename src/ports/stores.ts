@@ -1,7 +1,8 @@
-// The four stores an edge works with, as one bundle: built together on one Redis client (or in one
+// The stores an edge works with, as one bundle: built together on one Redis client (or in one
 // process's memory), handed to assembleEdge together.
 import type { AdminSessions } from './admin-sessions.js'
 import type { AuditLog } from './audit-log.js'
+import type { DefenceStore } from './defence-store.js'
 import type { QueueStore } from './queue-store.js'
 import type { SettingsStore } from './settings-store.js'
 
@@ -10,4 +11,5 @@ export interface Stores {
   settings: SettingsStore
   audit: AuditLog
   adminSessions: AdminSessions
+  defence: DefenceStore
 }

@@ -9,6 +9,7 @@ import type { JWK } from 'jose'
 import { inject } from 'vitest'
 import { RedisQueueStore } from '../../src/adapters/redis/queue-store.js'
 import { luaScripts } from '../../src/adapters/redis/scripts.js'
+import type { Edge } from '../../src/entry/build.js'
 import type { QueueStore } from '../../src/ports/queue-store.js'
 import { ManualClock } from './clock.js'
 import { TEST_SECRET, testEdge } from './edge.js'
@@ -84,6 +85,25 @@ class NodeClock implements TestClock {
   }
 }
 
+/** The header a test visitor names its address with (test/support/visitor.ts); read only here and in test/worker/entry.ts. */
+export const TEST_IP_HEADER = 'x-test-ip'
+
+/**
+ * The Node edge as a client on a socket reaches it: the test's address goes where @hono/node-server
+ * puts the socket (c.env.incoming.socket), which is all the Node entry reads (src/entry/build.ts).
+ * The header itself is taken off; production never looks at it.
+ */
+export function withSocketAddress(app: Edge['app']): RequestTarget {
+  return {
+    request(url, init = {}) {
+      const headers = new Headers(init.headers)
+      const remoteAddress = headers.get(TEST_IP_HEADER) ?? undefined
+      headers.delete(TEST_IP_HEADER)
+      return app.request(url, { ...init, headers }, { incoming: { socket: { remoteAddress } } })
+    },
+  }
+}
+
 export const nodeRuntime: EdgeRuntime = {
   name: 'node',
   async start(o) {
@@ -98,7 +118,7 @@ export const nodeRuntime: EdgeRuntime = {
       maxBodyBytes: o.maxBodyBytes,
     })
     return {
-      app: edge.app,
+      app: withSocketAddress(edge.app),
       clock: new NodeClock(manual),
       queue: edge.deps.queue,
       settled: () => edge.deps.rooms.settled(),

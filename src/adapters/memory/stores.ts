@@ -2,6 +2,7 @@
 import type { Stores } from '../../ports/stores.js'
 import { MemoryAdminSessions } from './admin-sessions.js'
 import { MemoryAuditLog } from './audit-log.js'
+import { MemoryDefenceStore } from './defence-store.js'
 import { MemoryQueueStore } from './queue-store.js'
 import { MemorySettingsStore } from './settings-store.js'
 
@@ -11,5 +12,6 @@ export function memoryStores(now: () => number = Date.now): Stores {
     settings: new MemorySettingsStore(),
     audit: new MemoryAuditLog(),
     adminSessions: new MemoryAdminSessions(now),
+    defence: new MemoryDefenceStore(now),
   }
 }

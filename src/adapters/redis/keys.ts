@@ -19,6 +19,9 @@ export function roomKeys(room: string) {
     life: `${p}:life`,
     drawn: `${p}:drawn`,
     history: `${p}:hist`,
+    /** Prefix of the bot defence's minute hashes: `${joins}${minute}` = network → new places (join-1.lua). */
+    joins: `${p}:joins:`,
+    refused: `${p}:refused`,
   }
 }
 

@@ -3,6 +3,7 @@ import type { Cluster, Redis } from 'ioredis'
 import type { Stores } from '../../ports/stores.js'
 import { RedisAdminSessions } from './admin-sessions.js'
 import { RedisAuditLog } from './audit-log.js'
+import { RedisDefenceStore } from './defence-store.js'
 import { RedisQueueStore } from './queue-store.js'
 import type { Scripts } from './scripts.js'
 import { RedisSettingsStore } from './settings-store.js'
@@ -13,5 +14,6 @@ export function redisStores(redis: Redis | Cluster, scripts: Scripts): Stores {
     settings: new RedisSettingsStore(redis, scripts),
     audit: new RedisAuditLog(redis),
     adminSessions: new RedisAdminSessions(redis),
+    defence: new RedisDefenceStore(redis, scripts),
   }
 }
