@@ -136,6 +136,16 @@ export const ROOM_SETTINGS = {
     },
     default: 'closed',
   },
+  // Checked at the edge before the store is asked (core/pow.ts); the admission rule never sees it.
+  powDifficulty: {
+    type: 'integer',
+    label: 'Proof of work',
+    help: 'Zero bits a new visitor’s browser must find before it gets a place (0: off; 18: about a second; each +1 doubles it)',
+    group: 'admission',
+    min: 0,
+    max: 24,
+    default: 0,
+  },
   sessionDurationSeconds: {
     type: 'integer',
     label: 'Session',

@@ -3,6 +3,7 @@
 import type { Context } from 'hono'
 import { AnteroomError } from '../core/errors.js'
 import { canonicalPath } from '../core/path.js'
+import { POW_HEADER } from '../core/pow.js'
 import { canonicalHost } from '../core/rooms.js'
 import type { EdgeDeps } from './edge-context.js'
 
@@ -19,6 +20,8 @@ export interface Incoming {
   originPath: string
   /** The Cookie header, read once for the queue, admission and script cookies. */
   cookie: string | null
+  /** An answer to a proof-of-work challenge (the Anteroom-Pow header, core/pow.ts). */
+  powAnswer: string | null
 }
 
 /** Reads the request; a path that could be read two ways is refused (ERR_BAD_PATH), and so are two Host headers. */
@@ -37,6 +40,7 @@ export function readIncoming(c: Context, deps: Pick<EdgeDeps, 'scheme' | 'secure
     pathKey: path.key,
     originPath: path.path + url.search,
     cookie: c.req.header('cookie') ?? null,
+    powAnswer: c.req.header(POW_HEADER) ?? null,
   }
 }
 

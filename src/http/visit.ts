@@ -1,13 +1,16 @@
-// A visitor without a valid admission: their queue token, one store poll, the decision
-// (decideVisit, core/visit.ts), and the tokens and cookies that carry it out.
+// A visitor without a valid admission: their queue token (or, in a room with proof of work, a solved
+// challenge: src/http/pow.ts), one store poll, the decision (decideVisit, core/visit.ts), and the
+// tokens and cookies that carry it out.
 import { isAnteroomError } from '../core/errors.js'
 import type { QueuedPoll } from '../core/eta.js'
+import type { ChallengeStatus } from '../core/pow.js'
 import { newVisitorId } from '../core/queue-token.js'
 import { admissionLimits, type RoomSettings } from '../core/settings.js'
 import { asksStore, decideVisit, type KeptPlace, type PollOutcome, type Verdict, type VisitorStatus } from '../core/visit.js'
 import { signAdmission } from './admission.js'
 import { queueCookieName, readCookie, serializeCookie } from './cookies.js'
 import type { EdgeContext } from './edge-context.js'
+import { asksPow, powGate, powRefusal } from './pow.js'
 import type { Incoming } from './request.js'
 
 /** A verdict carried out: what to answer, with the admission token to forward and the cookies to set. */
@@ -15,12 +18,25 @@ export type Answer =
   | { kind: 'wait'; status: VisitorStatus; httpStatus: 200 | 503; cookies: string[] }
   | { kind: 'admit'; status: VisitorStatus; token: string; cookies: string[] }
   | { kind: 'open'; status: VisitorStatus; token: string; cookies: string[] }
+  /** No place yet: the visitor must solve this challenge first (src/http/pow.ts). */
+  | { kind: 'challenge'; status: ChallengeStatus }
 
 /** @param endedVisitor the visitor of an admission whose session an admin ended: they stay who they are (and out). */
 export async function visit(edge: EdgeContext, room: RoomSettings, req: Incoming, endedVisitor?: string): Promise<Answer> {
   const now = edge.now()
   const ticket = await edge.deps.queueTokens.verify(readCookie(req.cookie, queueCookieName(room.id)), room.id, now)
-  const visitor = endedVisitor ?? ticket?.visitor ?? newVisitorId()
+  let visitor = endedVisitor ?? ticket?.visitor
+  if (visitor === undefined && asksPow(room)) {
+    // A new place only for a solved challenge: its visitor id, so a replayed answer yields this same place.
+    const gate = await powGate(edge, room, req)
+    if (gate.kind === 'refused') {
+      // refusal: pow
+      if (gate.problem !== undefined) throw powRefusal(gate.problem, gate.status)
+      return { kind: 'challenge', status: gate.status }
+    }
+    visitor = gate.visitor
+  }
+  visitor ??= newVisitorId()
   const outcome: PollOutcome = asksStore(room) ? await pollStore(edge, room, visitor, ticket?.arrival) : { kind: 'not-asked' }
   // A queued visitor's wait comes from the edge's last look at the room (no store call).
   const estimate = (poll: QueuedPoll) => edge.deps.rooms.estimate(room, poll)
