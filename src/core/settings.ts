@@ -140,7 +140,7 @@ export const ROOM_SETTINGS = {
   powDifficulty: {
     type: 'integer',
     label: 'Proof of work',
-    help: 'Zero bits a new visitor’s browser must find before it gets a place (0: off; 18: about a second; each +1 doubles it)',
+    help: 'Work asked of each new visitor’s browser: 0 off, 18 about a second, +1 doubles it',
     group: 'admission',
     min: 0,
     max: 24,
