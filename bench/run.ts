@@ -4,9 +4,9 @@
 //
 // One module per measurement in bench/measure/, each naming its baseline and target:
 //   1 queued-poll.ts   2 admitted.ts   3 long-line.ts   4 redis-calls.ts   5 redis-memory.ts
-//   6 claims.ts        7 crowd.ts      8 worker.ts
+//   6 claims.ts        7 crowd.ts      8 worker.ts       9 pow.ts
 // 1 to 5 share one redis-server and one origin (started here); 6 and 7 one PostgreSQL server
-// (bench/postgres.ts); 8 starts its own. Every server under test runs in its own child process
+// (bench/postgres.ts); 8 starts its own; 9 runs in this process. Every server under test runs in its own child process
 // (`node --import tsx ...`) on 127.0.0.1 and a free port; the load generator (autocannon, as a library)
 // runs here. Everything started is stopped by pid, also on error.
 //
@@ -25,6 +25,7 @@ import { measureAdmitted } from './measure/admitted.js'
 import { measureClaims } from './measure/claims.js'
 import { measureCrowd } from './measure/crowd.js'
 import { measureLongLine } from './measure/long-line.js'
+import { measurePow } from './measure/pow.js'
 import { measureQueuedPoll } from './measure/queued-poll.js'
 import { measureRedisCalls } from './measure/redis-calls.js'
 import { measureRedisMemory } from './measure/redis-memory.js'
@@ -139,6 +140,11 @@ async function main(): Promise<number> {
   const worker = await measureWorker()
   rows.push(...worker.rows)
   results.worker = worker.results
+
+  const pow = await measurePow()
+  rows.push(...pow.rows)
+  notes.push(...pow.notes)
+  Object.assign(results, pow.results)
 
   printTable(rows)
   for (const n of notes) process.stdout.write(`\nnote: ${n}`)

@@ -4,6 +4,7 @@
 
 import { FetchOrigin } from '../src/adapters/fetch/origin.js'
 import { memoryStores } from '../src/adapters/memory/stores.js'
+import { webCryptoDigest } from '../src/adapters/webcrypto/digest.js'
 import { webCryptoMac } from '../src/adapters/webcrypto/mac.js'
 import { loadConfig } from '../src/config/index.js'
 import { AnteroomError, isAnteroomError } from '../src/core/errors.js'
@@ -87,6 +88,7 @@ async function buildWorkerEdge(env: WorkerEnv, options: WorkerOptions): Promise<
     ...stores,
     origin: new FetchOrigin({ url: config.originUrl }),
     mac: webCryptoMac(config.queueSecret),
+    digest: webCryptoDigest,
     adminAssets: ADMIN_ASSETS,
     clock: options.clock,
     log,

@@ -94,6 +94,25 @@ export const ERRORS = {
     api: 'Too many new places for this client network this minute; try again after Retry-After',
   },
   ERR_SETTINGS_INVALID: { status: 400, title: 'Bad request', visitor: 'These settings are not valid.', api: 'The settings are not valid' },
+  // Proof of work at join (core/pow.ts): each answer refused carries a fresh challenge (error.challenge).
+  ERR_POW_INVALID: {
+    status: 400,
+    title: 'Bad request',
+    visitor: 'Please reload the page to join the line.',
+    api: 'The Anteroom-Pow answer is not valid; solve error.challenge',
+  },
+  ERR_POW_EXPIRED: {
+    status: 403,
+    title: 'Please try again',
+    visitor: 'Please reload the page to join the line.',
+    api: 'The challenge has expired; solve error.challenge',
+  },
+  ERR_POW_INSUFFICIENT: {
+    status: 403,
+    title: 'Please try again',
+    visitor: 'Please reload the page to join the line.',
+    api: 'The answer does not have enough leading zero bits; solve error.challenge',
+  },
   // --- the admin API ----------------------------------------------------------------------------
   ERR_UNAUTHORIZED: { status: 401, title: 'Sign in', visitor: 'Please sign in.', api: 'Admin credentials are required' },
   ERR_CSRF: {

@@ -16,7 +16,8 @@ export interface QueueTicket {
   expires: number
 }
 
-const VISITOR = /^[A-Za-z0-9_-]{16}$/
+/** A visitor id as newVisitorId makes it: 16 base64url characters. */
+export const VISITOR_ID = /^[A-Za-z0-9_-]{16}$/
 const MAX_LENGTH = 160
 
 function body(t: QueueTicket): string {
@@ -48,7 +49,7 @@ export class QueueTokens {
     const parts = token.split('.')
     if (parts.length !== 6 || parts[0] !== 'q1') return undefined
     const [, tokenRoom, visitor, arrival36, expires36, mac] = parts as [string, string, string, string, string, string]
-    if (tokenRoom !== room || !ROOM_ID.test(tokenRoom) || !VISITOR.test(visitor)) return undefined
+    if (tokenRoom !== room || !ROOM_ID.test(tokenRoom) || !VISITOR_ID.test(visitor)) return undefined
     if (!/^[0-9a-z]{1,12}$/.test(arrival36) || !/^[0-9a-z]{1,11}$/.test(expires36)) return undefined
     const ticket = { room, visitor, arrival: Number.parseInt(arrival36, 36), expires: Number.parseInt(expires36, 36) }
     if (!safeEqual(mac, await this.mac.sign(body(ticket)))) return undefined

@@ -174,6 +174,16 @@ export const ROOM_SETTINGS = {
     },
     default: 'off',
   },
+  // Checked at the edge before the store is asked (core/pow.ts); the admission rule never sees it.
+  powDifficulty: {
+    type: 'integer',
+    label: 'Proof of work',
+    help: 'Work asked of each new visitor’s browser: 0 off, 18 about a second, +1 doubles it',
+    group: 'admission',
+    min: 0,
+    max: 24,
+    default: 0,
+  },
   sessionDurationSeconds: {
     type: 'integer',
     label: 'Session',

@@ -3,16 +3,18 @@
 import type { Context } from 'hono'
 import { AdminAuth } from '../../admin/auth.js'
 import { type AdminAssets, createAdminRoutes } from '../../admin/routes.js'
+import { webCryptoDigest } from '../adapters/webcrypto/digest.js'
 import { webCryptoDigests } from '../adapters/webcrypto/digests.js'
 import type { Config } from '../config/index.js'
 import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../core/admission-token.js'
+import { PowChallenges } from '../core/pow.js'
 import { QueueTokens } from '../core/queue-token.js'
 import { createEdgeApp, type EdgeDeps } from '../http/app.js'
 import { Draws } from '../http/draws.js'
 import { Refusals } from '../http/refusals.js'
 import { RoomDirectory } from '../http/room-directory.js'
 import type { Clock } from '../ports/clock.js'
-import type { Mac } from '../ports/crypto.js'
+import type { Digest, Mac } from '../ports/crypto.js'
 import type { Origin } from '../ports/origin.js'
 import type { Stores } from '../ports/stores.js'
 
@@ -20,6 +22,8 @@ export interface EdgeParts extends Stores {
   config: Config
   origin: Origin
   mac: Mac
+  /** Checks proof of work; WebCrypto's when unset (Node passes node:crypto's, about 30 times faster). */
+  digest?: Digest
   adminAssets: AdminAssets
   clock?: Clock
   log?: EdgeDeps['log']
@@ -60,6 +64,7 @@ export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
     queue: p.queue,
     rooms,
     queueTokens: new QueueTokens(p.mac),
+    pow: new PowChallenges(p.mac, p.digest ?? webCryptoDigest),
     admissionTokens: new AdmissionTokens({ keys, issuer: p.config.issuer, audience: p.config.audience }),
     origin: p.origin,
     draws: new Draws(p.mac, webCryptoDigests()),

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import type { Context } from 'hono'
 import { memoryStores } from '../adapters/memory/stores.js'
+import { nodeDigest } from '../adapters/node/digest.js'
 import { nodeMac } from '../adapters/node/mac.js'
 import { connectRedis, type RedisClient, whenReady } from '../adapters/redis/connect.js'
 import { luaScripts } from '../adapters/redis/scripts.js'
@@ -54,6 +55,7 @@ export async function buildEdge(config: Config, options: { originUrl: string; cl
     ...stores,
     origin,
     mac: nodeMac(config.queueSecret),
+    digest: nodeDigest,
     adminAssets: adminAssets(),
     clock: options.clock,
     log: options.log,

@@ -12,6 +12,7 @@ import { admittedStatus } from '../core/visit.js'
 import { checkAdmission, isAdmitted } from './admission.js'
 import { drawAnswer } from './draws.js'
 import { type EdgeContext, type EdgeDeps, edgeContext } from './edge-context.js'
+import { challengeResponse, POW_WORKER_PATH, serveWorkerScript } from './pow.js'
 import { forward } from './proxy.js'
 import { readIncoming, wantsJson } from './request.js'
 import { admittedJson, edgeError, NO_STORE, waitResponse } from './responses.js'
@@ -26,6 +27,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
   app.get('/_anteroom/health', (c) => serveHealth(edge, c))
   app.get('/_anteroom/status', (c) => serveStatus(edge, c))
   app.get('/_anteroom/draw', (c) => serveDraw(edge, c))
+  app.get(POW_WORKER_PATH, serveWorkerScript)
   if (deps.admin) app.route('/_anteroom', deps.admin)
   app.all('/_anteroom/*', () => {
     throw new AnteroomError('ERR_NOT_FOUND', 'No such Anteroom endpoint')
@@ -58,6 +60,7 @@ async function serveStatus(edge: EdgeContext, c: Context): Promise<Response> {
   const check = await checkAdmission(edge, room, req)
   if (isAdmitted(check)) return c.json(admittedStatus(room))
   const answer = await visit(edge, room, req, check?.ended)
+  if (answer.kind === 'challenge') return challengeResponse(edge, req, room, answer.status, true)
   if (answer.kind === 'wait') return waitResponse(edge, req, room, answer, true)
   if (answer.kind === 'admit') {
     for (const cookie of answer.cookies) c.header('set-cookie', cookie, { append: true })
@@ -94,6 +97,7 @@ async function serveVisitor(edge: EdgeContext, c: Context): Promise<Response> {
   const check = await checkAdmission(edge, room, req)
   if (isAdmitted(check)) return forward(edge, c, req, room, check)
   const answer = await visit(edge, room, req, check?.ended)
+  if (answer.kind === 'challenge') return challengeResponse(edge, req, room, answer.status, wantsJson(c))
   if (answer.kind === 'wait') return waitResponse(edge, req, room, answer, wantsJson(c))
   if (answer.kind === 'admit' && wantsJson(c)) return admittedJson(answer.status, answer.cookies)
   return forward(edge, c, req, room, answer)

@@ -2,6 +2,7 @@
 // reads: the deps with the clocks, the log and the limits worked out once per app.
 import type { Context, Hono } from 'hono'
 import type { AdmissionTokens } from '../core/admission-token.js'
+import type { PowChallenges } from '../core/pow.js'
 import type { QueueTokens } from '../core/queue-token.js'
 import type { Clock } from '../ports/clock.js'
 import type { DefenceStore } from '../ports/defence-store.js'
@@ -9,6 +10,7 @@ import type { Origin } from '../ports/origin.js'
 import type { QueueStore } from '../ports/queue-store.js'
 import type { Draws } from './draws.js'
 import { POLL_SCRIPT } from './pages.js'
+import { POW_PAGE_SCRIPT } from './pow.js'
 import type { Refusals } from './refusals.js'
 import type { RoomDirectory } from './room-directory.js'
 
@@ -18,6 +20,8 @@ export interface EdgeDeps {
   queue: QueueStore
   rooms: RoomDirectory
   queueTokens: QueueTokens
+  /** Proof-of-work challenges, for rooms with powDifficulty > 0. */
+  pow: PowChallenges
   admissionTokens: AdmissionTokens
   origin: Origin
   /** Scheduled rooms' draws (core/draw.ts). */
@@ -55,6 +59,8 @@ export interface EdgeContext {
   maxBodyBytes: number
   /** The queue page script's hash, for its Content-Security-Policy. */
   scriptHash: Promise<string>
+  /** The challenge page script's hash (src/http/pow.ts). */
+  powScriptHash: Promise<string>
   /** Sessions from before the store forgot a room that this edge has re-registered (by jti). */
   reregistered: ReadonlySet<string>
   reregister(jti: string): void
@@ -84,5 +90,6 @@ export function edgeContext(deps: EdgeDeps): EdgeContext {
     log: deps.log ?? (() => {}),
     maxBodyBytes: deps.maxBodyBytes ?? 1024 * 1024,
     scriptHash: sha256Base64(POLL_SCRIPT),
+    powScriptHash: sha256Base64(POW_PAGE_SCRIPT),
   }
 }

@@ -41,7 +41,7 @@ export function formatEtaRange(range: [number, number] | null): string {
   return `Between ${minutesText(low)} and ${minutesText(high)} — an estimate`
 }
 
-const STYLE = `
+export const STYLE = `
 :root{color-scheme:light dark;--bg:#f6f7fb;--card:#fff;--ink:#1c2030;--muted:#5b6275;--accent:#3056d3;--track:#e3e7f2;--line:#eceef5}
 @media (prefers-color-scheme:dark){:root{--bg:#11131a;--card:#1b1e28;--ink:#eef0f6;--muted:#a5abbd;--accent:#7d9bff;--track:#2c3142;--line:#272b38}}
 *{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:var(--bg);color:var(--ink);overflow-wrap:break-word;-webkit-text-size-adjust:100%;text-size-adjust:100%}

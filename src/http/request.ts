@@ -3,6 +3,7 @@
 import type { Context } from 'hono'
 import { AnteroomError } from '../core/errors.js'
 import { canonicalPath } from '../core/path.js'
+import { POW_HEADER } from '../core/pow.js'
 import { canonicalHost } from '../core/rooms.js'
 import type { EdgeDeps } from './edge-context.js'
 
@@ -21,6 +22,8 @@ export interface Incoming {
   cookie: string | null
   /** The client address as the runtime gives it (EdgeDeps.clientIp), never from a request header. */
   client: string | undefined
+  /** An answer to a proof-of-work challenge (the Anteroom-Pow header, core/pow.ts). */
+  powAnswer: string | null
 }
 
 /** Reads the request; a path that could be read two ways is refused (ERR_BAD_PATH), and so are two Host headers. */
@@ -40,6 +43,7 @@ export function readIncoming(c: Context, deps: Pick<EdgeDeps, 'scheme' | 'secure
     originPath: path.path + url.search,
     cookie: c.req.header('cookie') ?? null,
     client: deps.clientIp?.(c),
+    powAnswer: c.req.header(POW_HEADER) ?? null,
   }
 }
 

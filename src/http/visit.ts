@@ -1,7 +1,9 @@
-// A visitor without a valid admission: their queue token, one store poll, the decision
-// (decideVisit, core/visit.ts), and the tokens and cookies that carry it out.
+// A visitor without a valid admission: their queue token (or, in a room with proof of work, a solved
+// challenge: src/http/pow.ts), one store poll, the decision (decideVisit, core/visit.ts), and the
+// tokens and cookies that carry it out.
 import { isAnteroomError } from '../core/errors.js'
 import type { QueuedPoll } from '../core/eta.js'
+import type { ChallengeStatus } from '../core/pow.js'
 import { newVisitorId } from '../core/queue-token.js'
 import { admissionLimits, type RoomSettings, type Schedule, schedulePhase } from '../core/settings.js'
 import { asksStore, decideVisit, type KeptPlace, type PollOutcome, type Verdict, type VisitorStatus } from '../core/visit.js'
@@ -9,6 +11,7 @@ import { signAdmission } from './admission.js'
 import { queueCookieName, readCookie, serializeCookie } from './cookies.js'
 import type { EdgeContext } from './edge-context.js'
 import { admitNetwork, capsJoins } from './join-cap.js'
+import { asksPow, powGate, powRefusal } from './pow.js'
 import type { Incoming } from './request.js'
 
 /** A verdict carried out: what to answer, with the admission token to forward and the cookies to set. */
@@ -16,13 +19,27 @@ export type Answer =
   | { kind: 'wait'; status: VisitorStatus; httpStatus: 200 | 503; cookies: string[] }
   | { kind: 'admit'; status: VisitorStatus; visitor: string; token: string; cookies: string[] }
   | { kind: 'open'; status: VisitorStatus; visitor: string; token: string; cookies: string[] }
+  /** No place yet: the visitor must solve this challenge first (src/http/pow.ts). */
+  | { kind: 'challenge'; status: ChallengeStatus }
 
 /** @param endedVisitor the visitor of an admission whose session an admin ended: they stay who they are (and out). */
 export async function visit(edge: EdgeContext, room: RoomSettings, req: Incoming, endedVisitor?: string): Promise<Answer> {
   const now = edge.now()
   const ticket = await edge.deps.queueTokens.verify(readCookie(req.cookie, queueCookieName(room.id)), room.id, now)
-  const visitor = endedVisitor ?? ticket?.visitor ?? newVisitorId()
-  // A new place: counted against the visitor's network first, and refused (429) beyond the room's cap.
+  let visitor = endedVisitor ?? ticket?.visitor
+  if (visitor === undefined && asksPow(room) && asksStore(room, now)) {
+    // A new place only for a solved challenge: its visitor id, so a replayed answer yields this same place.
+    const gate = await powGate(edge, room, req)
+    if (gate.kind === 'refused') {
+      edge.deps.refusals.note(room.id, 'pow')
+      if (gate.problem !== undefined) throw powRefusal(gate.problem, gate.status)
+      return { kind: 'challenge', status: gate.status }
+    }
+    visitor = gate.visitor
+  }
+  visitor ??= newVisitorId()
+  // A new place: counted against the visitor's network (after the proof of work, so that failed
+  // answers use up none of it), and refused (429) beyond the room's cap.
   if (ticket === undefined && endedVisitor === undefined && capsJoins(room) && asksStore(room, now)) await admitNetwork(edge, room, req)
   // A joiner during a scheduled room's pre-queue brings the place the draw gives them (core/draw.ts).
   const scheduled = isScheduled(room) ? room : undefined
