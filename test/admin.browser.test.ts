@@ -192,6 +192,10 @@ async function done(context: BrowserContext, page: Page, seen: { problems: strin
 
 const fieldValue = (page: Page, name: string) => page.locator(`#f-${name}`).inputValue()
 
+/** A schedule's times, and the labels of their boxes in the form. */
+const SCHEDULE_KEYS = ['prequeueAt', 'opensAt', 'closesAt'] as const
+const SCHEDULE_LABELS = ['Pre-queue opens', 'Sale opens', 'Sale closes (optional)'] as const
+
 // --- tests -------------------------------------------------------------------------------------
 
 describe('the admin UI in headless Chromium', () => {
@@ -470,9 +474,10 @@ describe('the admin UI in headless Chromium', () => {
     const inForm = served.settings
       .filter((s: Json) => s.group !== null)
       .sort((a: Json, b: Json) => order.indexOf(a.group) - order.indexOf(b.group))
-    // Exactly one control per setting in the form, in the order of its groups, each under its legend.
+    // Exactly one control per setting in the form (a schedule: one per time), in the order of its
+    // groups, each under its legend.
     expect(await page.locator('#settings [name]').evaluateAll((els) => els.map((e) => e.getAttribute('name')))).toEqual(
-      inForm.map((s: Json) => s.name),
+      inForm.flatMap((s: Json) => (s.type === 'schedule' ? SCHEDULE_KEYS.map((k) => `${s.name}.${k}`) : [s.name])),
     )
     expect(await page.locator('#settings legend').allTextContents()).toEqual(served.groups.map((g: Json) => g.legend))
     for (const s of inForm) {
@@ -492,6 +497,14 @@ describe('the admin UI in headless Chromium', () => {
           await control.locator('option').evaluateAll((os) => os.map((o) => [o.getAttribute('value'), (o.textContent ?? '').trim()])),
         ).toEqual(s.values.map((v: string) => [v, s.choices[v].label]))
         expect(hint, s.name).toBe(s.choices[await control.inputValue()].help)
+      } else if (s.type === 'schedule') {
+        // A group named by the setting's label, with a labelled box per time, each described by its zone line and error.
+        expect(await control.getAttribute('role')).toBe('group')
+        for (const [k, label] of SCHEDULE_KEYS.map((k, i) => [k, SCHEDULE_LABELS[i]] as const)) {
+          const box = control.getByLabel(label as string, { exact: true })
+          expect(await box.getAttribute('name')).toBe(`${s.name}.${k}`)
+          expect(await box.getAttribute('aria-describedby')).toBe(`t-${s.name}-${k} err-${s.name}-${k}`)
+        }
       } else {
         expect(await control.evaluate((el) => el.tagName), s.name).toBe(s.type === 'list' || s.lines > 1 ? 'TEXTAREA' : 'INPUT')
       }
@@ -727,6 +740,97 @@ describe('the admin UI in headless Chromium', () => {
     await expect.poll(() => text(page, '#def-refused-network'), PAGE_WAIT).toBe('3 (3 last min)')
     expect(await text(page, '#def-refused-pow')).toBe('0 (0 last min)')
     expect(seen.loads).toBe(1)
+    await done(context, page, seen)
+  })
+  it('sets a scheduled sale live: each time shown in its zone, UTC and the browser’s; the edge’s errors under the right box', async () => {
+    const { context, page, seen } = await signedIn({ ...DESKTOP, timezoneId: 'America/New_York' }, 'presale')
+    const box = (k: (typeof SCHEDULE_KEYS)[number]) => page.locator(`#f-schedule-${k}`)
+    const zone = (k: string) => text(page, `#t-schedule-${k}`)
+    const error = (k: string) => text(page, `#err-schedule-${k}`)
+    const save = page.getByRole('button', { name: 'Save changes' })
+    const group = page.getByRole('group', { name: 'Schedule' })
+    for (const k of SCHEDULE_KEYS) expect(await box(k).inputValue()).toBe('')
+    expect(await text(page, '#p-schedule')).toBe('Live: no schedule.')
+    expect(await zone('prequeueAt')).toBe('Empty: no schedule.')
+
+    // The sale opens before its pre-queue: the edge refuses it, under "Sale opens".
+    await group.getByLabel('Pre-queue opens').fill('2027-03-01T10:00:00+01:00')
+    await group.getByLabel('Sale opens').fill('2027-03-01T09:30:00+01:00')
+    const patches = seen.patches
+    await save.click()
+    await expect.poll(() => error('opensAt'), PAGE_WAIT).toBe('Must be after prequeueAt.')
+    expect(seen.patches).toBe(patches + 1)
+    expect(await box('opensAt').getAttribute('aria-invalid')).toBe('true')
+    expect(await box('prequeueAt').getAttribute('aria-invalid')).toBeNull()
+    expect(await error('prequeueAt')).toBe('')
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('f-schedule-opensAt')
+    expect(await text(page, '#save-status')).toBe('Not saved: Schedule, sale opens: Must be after prequeueAt.')
+    // A time without its zone: under "Pre-queue opens", with the example's date left as it is.
+    await group.getByLabel('Pre-queue opens').fill('2027-03-01T10:00:00')
+    expect(await error('opensAt')).toBe('')
+    expect(await zone('prequeueAt')).toBe('Not a time with a zone: write it like 2026-12-01T09:30:00+01:00.')
+    await save.click()
+    await expect
+      .poll(() => error('prequeueAt'), PAGE_WAIT)
+      .toBe('Must be an ISO 8601 time with a time zone, like 2026-12-01T10:00:00+01:00.')
+    expect((await api('GET', '/rooms/presale')).body.settings.schedule).toBeNull()
+
+    // Good times, each shown as written, in UTC and in the browser's zone (New York, UTC-5 in March).
+    const schedule = {
+      prequeueAt: '2027-03-01T10:00:00+01:00',
+      opensAt: '2027-03-01T10:30:00+01:00',
+      closesAt: '2027-03-02T01:00:00+01:00',
+    }
+    await group.getByLabel('Pre-queue opens').fill(schedule.prequeueAt)
+    await group.getByLabel('Sale opens').fill(schedule.opensAt)
+    await group.getByLabel('Sale closes (optional)').fill(schedule.closesAt)
+    expect(await zone('prequeueAt')).toBe('10:00 on 2027-03-01, UTC+01:00 — 09:00 UTC; your time (America/New_York) 04:00')
+    expect(await zone('opensAt')).toBe('10:30 on 2027-03-01, UTC+01:00 — 09:30 UTC; your time (America/New_York) 04:30')
+    expect(await zone('closesAt')).toBe('01:00 on 2027-03-02, UTC+01:00 — 00:00 UTC; your time (America/New_York) 19:00 on 2027-03-01')
+    await save.click()
+    await expect
+      .poll(() => text(page, '#save-status'), PAGE_WAIT)
+      .toBe('Saved: Schedule pre-queue 2027-03-01T10:00:00+01:00, opens 2027-03-01T10:30:00+01:00, closes 2027-03-02T01:00:00+01:00.')
+    expect((await api('GET', '/rooms/presale')).body.settings.schedule).toEqual(schedule)
+    expect(edge.deps.rooms.get('presale')?.schedule).toEqual(schedule)
+    for (const k of SCHEDULE_KEYS) expect(await box(k).getAttribute('aria-invalid')).toBeNull()
+    // The phase, on the edge's clock (weeks before the pre-queue); the form matches what is live.
+    await expect.poll(() => page.locator('#p-schedule').getAttribute('data-phase'), PAGE_WAIT).toBe('scheduled')
+    expect(await text(page, '#p-schedule')).toMatch(/^Live now: scheduled: nobody gets a place yet; the pre-queue opens in \d+ days\.$/)
+    await save.click()
+    expect(await text(page, '#save-status')).toBe('Nothing to save: the form matches the live settings.')
+    await expect
+      .poll(() => text(page, '#audit-rows tr:first-child td:last-child'), PAGE_WAIT)
+      .toBe('Schedule none → pre-queue 2027-03-01T10:00:00+01:00, opens 2027-03-01T10:30:00+01:00, closes 2027-03-02T01:00:00+01:00')
+
+    // Someone starts a pre-queue now, through the API; the form follows, and its times are locked.
+    const now = clock.now()
+    const live = { prequeueAt: new Date(now - 60_000).toISOString(), opensAt: new Date(now + 3600_000).toISOString() }
+    const etag = (await api('GET', '/rooms/presale')).body.etag
+    expect((await api('PATCH', '/rooms/presale', { body: { schedule: live }, headers: { 'if-match': etag } })).status).toBe(200)
+    await expect.poll(() => box('opensAt').inputValue(), PAGE_WAIT).toBe(live.opensAt)
+    expect(await box('closesAt').inputValue()).toBe('')
+    await expect.poll(() => page.locator('#p-schedule').getAttribute('data-phase'), PAGE_WAIT).toBe('prequeue')
+    expect(await text(page, '#p-schedule')).toContain(
+      'Live now: pre-queue: arrivals join the draw, nobody is let in; the sale opens in 1 h',
+    )
+    await group.getByLabel('Sale opens').fill(new Date(now + 7200_000).toISOString())
+    await save.click()
+    await expect.poll(() => error('opensAt'), PAGE_WAIT).toBe('Cannot change once the pre-queue has begun: the draw depends on it.')
+    // Removing it is refused too, under the first time the draw depends on.
+    await page.getByRole('button', { name: 'No schedule: empty the three boxes' }).click()
+    for (const k of SCHEDULE_KEYS) expect(await box(k).inputValue()).toBe('')
+    expect(await error('opensAt')).toBe('')
+    await save.click()
+    await expect.poll(() => error('prequeueAt'), PAGE_WAIT).toBe('Cannot change once the pre-queue has begun: the draw depends on it.')
+    expect(edge.deps.rooms.get('presale')?.schedule).toEqual(live)
+
+    // Once the sale has opened it can go: all three empty saves no schedule.
+    clock.advance(3600_000)
+    await save.click()
+    await expect.poll(() => text(page, '#save-status'), PAGE_WAIT).toBe('Saved: Schedule none.')
+    expect((await api('GET', '/rooms/presale')).body.settings.schedule).toBeNull()
+    expect(await text(page, '#p-schedule')).toBe('Live: no schedule.')
     await done(context, page, seen)
   })
 })

@@ -89,6 +89,7 @@ function duration(seconds) {
 }
 
 function valueText(field, v) {
+  if (schema.byName[field]?.type === 'schedule') return scheduleText(v)
   if (v === undefined || v === null) return ''
   if (Array.isArray(v)) return v.length ? v.join(', ') : '(any)'
   if (field === 'mode') return MODE_NAMES[v] ?? v
@@ -98,7 +99,23 @@ function valueText(field, v) {
   return v.length > 60 ? `${v.slice(0, 57)}…` : v
 }
 
-const same = (a, b) => (Array.isArray(a) || Array.isArray(b) ? JSON.stringify(a) === JSON.stringify(b) : a === b)
+/** A value with an object's keys in order, and null for no value: what `same` compares. */
+const canonical = (v) =>
+  v === undefined || v === null
+    ? null
+    : typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, v[k]]),
+        )
+      : v
+
+/** Compares values, lists and schedules by value; no value (undefined) is the same as null. */
+const same = (a, b) =>
+  a === b ||
+  ((a === undefined || a === null || typeof a === 'object' || typeof b === 'object') &&
+    JSON.stringify(canonical(a)) === JSON.stringify(canonical(b)))
 
 /** Calls the admin API; a 401 while signed in means the session ended. */
 async function api(method, path, body, headers = {}) {
@@ -428,6 +445,7 @@ function renderStats() {
   $('stat-eta').textContent = s.waiting > 0 && s.etaBackOfLineSeconds === null ? 'unknown' : duration(s.etaBackOfLineSeconds)
   $('stat-abandoned').textContent = fmt(s.abandonedLastMinute)
   renderDefence(s.botDefence)
+  renderSchedules()
   $('stat-store').textContent = 'Up'
   $('stat-store').className = 'stat-value up'
   $('note-store').textContent = `as of ${clockTime(s.at, true)}`
@@ -494,6 +512,7 @@ function auditMarker(entry) {
       if (a.newUsersPerMinute !== b.newUsersPerMinute) return `${fmt(a.newUsersPerMinute)}/min`
       if (a.totalActiveUsers !== b.totalActiveUsers) return `max ${fmt(a.totalActiveUsers)}`
       if (a.mode !== b.mode) return MODE_NAMES[a.mode] ?? a.mode
+      if (!same(a.schedule, b.schedule)) return a.schedule ? 'schedule' : 'no schedule'
       return 'settings'
     default:
       return null
@@ -611,6 +630,183 @@ function renderChart() {
   chart.replaceChildren(...nodes)
 }
 
+// --- scheduled sales --------------------------------------------------------------------------
+
+/** A schedule setting's three times, each a box of the form. */
+const SCHEDULE_PARTS = [
+  { key: 'prequeueAt', label: 'Pre-queue opens', example: '2026-12-01T09:30:00+01:00' },
+  { key: 'opensAt', label: 'Sale opens', example: '2026-12-01T10:00:00+01:00' },
+  { key: 'closesAt', label: 'Sale closes (optional)', example: '2026-12-01T22:00:00+01:00' },
+]
+/** As the edge checks a time (src/core/settings.ts): date, time, optional seconds and fraction, a zone. */
+const ISO_TIME = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(:\d{2}(?:\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/
+const LOCAL_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone
+const PHASES = {
+  scheduled: 'scheduled: nobody gets a place yet',
+  prequeue: 'pre-queue: arrivals join the draw, nobody is let in',
+  open: 'open: the line moves',
+  over: 'over: the sale has closed',
+}
+
+const isSchedule = (f) => schema.byName[f]?.type === 'schedule'
+const partInput = (f, key) => $(`f-${f}-${key}`)
+/** A field's inputs: one, or a schedule's three. */
+const controls = (f) => (isSchedule(f) ? SCHEDULE_PARTS.map((p) => partInput(f, p.key)) : [fieldInput(f)])
+
+/** A schedule in one line, its times as written: for messages, conflicts and the audit log. */
+function scheduleText(v) {
+  if (v === undefined || v === null) return 'none'
+  const parts = [`pre-queue ${v.prequeueAt}`, `opens ${v.opensAt}`]
+  if (v.closesAt) parts.push(`closes ${v.closesAt}`)
+  return parts.join(', ')
+}
+
+/** The instant (ms) of a time with a zone, or null. */
+function isoMs(text) {
+  if (!ISO_TIME.test(text)) return null
+  const ms = Date.parse(text)
+  return Number.isNaN(ms) ? null : ms
+}
+
+/** An instant's date and time of day in a zone (the browser's when none is given). */
+function wallTime(ms, timeZone) {
+  const f = new Intl.DateTimeFormat('en-GB', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hourCycle: 'h23',
+  })
+  const p = Object.fromEntries(f.formatToParts(new Date(ms)).map((x) => [x.type, x.value]))
+  return { date: `${p.year}-${p.month}-${p.day}`, time: `${p.hour}:${p.minute}${p.second === '00' ? '' : `:${p.second}`}` }
+}
+
+/** A time as written with its zone, then in UTC and the browser's zone: "10:00 on 2026-12-01, UTC+01:00 — 09:00 UTC; your time (…) 10:00". */
+function zoneText(text) {
+  const m = ISO_TIME.exec(text)
+  const ms = isoMs(text)
+  if (m === null || ms === null) return null
+  const zone = m[4] === 'Z' ? 'UTC' : `UTC${m[4]}`
+  const at = (w) => (w.date === m[1] ? w.time : `${w.time} on ${w.date}`)
+  const written = `${m[2]}${m[3] && m[3] !== ':00' ? m[3] : ''} on ${m[1]}, ${zone}`
+  return `${written} — ${at(wallTime(ms, 'UTC'))} UTC; your time (${LOCAL_ZONE}) ${at(wallTime(ms))}`
+}
+
+/** Where a schedule is at `now`, as the edge works it out (schedulePhase in src/core/settings.ts). */
+function phaseOf(s, now) {
+  if (s === null || s === undefined) return 'open'
+  if (now < Date.parse(s.prequeueAt)) return 'scheduled'
+  if (now < Date.parse(s.opensAt)) return 'prequeue'
+  if (s.closesAt && now >= Date.parse(s.closesAt)) return 'over'
+  return 'open'
+}
+
+/** Under each box: the time it holds, in its zone, UTC and the browser's zone. */
+function renderZones(f) {
+  const texts = SCHEDULE_PARTS.map((p) => partInput(f, p.key).value.trim())
+  const empty = texts.every((t) => t === '')
+  SCHEDULE_PARTS.forEach((p, i) => {
+    const t = texts[i]
+    $(`t-${f}-${p.key}`).textContent =
+      t === ''
+        ? p.key === 'closesAt'
+          ? 'Optional: without it the sale stays open.'
+          : empty
+            ? 'Empty: no schedule.'
+            : 'Needed for a schedule.'
+        : (zoneText(t) ?? `Not a time with a zone: write it like ${p.example}.`)
+  })
+}
+
+/** The live schedule's phase, on the edge's clock (from the stats) once known. */
+function renderPhase(f) {
+  const el = $(`p-${f}`)
+  const live = state.loaded?.[f] ?? null
+  if (live === null) {
+    el.textContent = 'Live: no schedule.'
+    el.removeAttribute('data-phase')
+    return
+  }
+  const now = state.stats?.at
+  if (now === undefined) {
+    el.textContent = 'Live: scheduled sale.'
+    return
+  }
+  const phase = phaseOf(live, now)
+  const inSeconds = (iso) => {
+    const seconds = Math.max(0, Math.ceil((Date.parse(iso) - now) / 1000))
+    return seconds >= 2 * 86_400 ? `${fmt(Math.floor(seconds / 86_400))} days` : duration(seconds)
+  }
+  const next =
+    phase === 'scheduled'
+      ? `; the pre-queue opens in ${inSeconds(live.prequeueAt)}`
+      : phase === 'prequeue'
+        ? `; the sale opens in ${inSeconds(live.opensAt)}. Its pre-queue and opening times can no longer change`
+        : phase === 'open' && live.closesAt
+          ? `; it closes in ${inSeconds(live.closesAt)}`
+          : ''
+  el.textContent = `Live now: ${PHASES[phase]}${next}.`
+  el.setAttribute('data-phase', phase)
+}
+
+function renderSchedules() {
+  for (const f of FIELDS) {
+    if (!isSchedule(f)) continue
+    renderZones(f)
+    renderPhase(f)
+  }
+}
+
+/** A schedule field: a group of three time boxes, each with its zone line and error line. */
+function scheduleField(s) {
+  const parts = SCHEDULE_PARTS.map((p) => {
+    const id = `f-${s.name}-${p.key}`
+    return h(
+      'div',
+      { class: 'field' },
+      h('label', { for: id }, p.label),
+      h('input', {
+        id,
+        name: `${s.name}.${p.key}`,
+        type: 'text',
+        spellcheck: 'false',
+        autocomplete: 'off',
+        placeholder: p.example,
+        'aria-describedby': `t-${s.name}-${p.key} err-${s.name}-${p.key}`,
+      }),
+      h('p', { class: 'hint zone', id: `t-${s.name}-${p.key}` }),
+      h('p', { class: 'field-error', id: `err-${s.name}-${p.key}` }),
+    )
+  })
+  const clear = h('button', { type: 'button', class: 'link', id: `clear-${s.name}` }, 'No schedule: empty the three boxes')
+  clear.addEventListener('click', () => {
+    for (const c of controls(s.name)) c.value = ''
+    clearFieldErrors()
+    renderSchedules()
+    partInput(s.name, SCHEDULE_PARTS[0].key).focus()
+  })
+  return h(
+    'div',
+    {
+      class: 'field schedule',
+      'data-setting': s.name,
+      id: `f-${s.name}`,
+      role: 'group',
+      'aria-labelledby': `l-${s.name}`,
+      'aria-describedby': `h-${s.name} p-${s.name} err-${s.name}`,
+    },
+    h('p', { class: 'group-label', id: `l-${s.name}` }, s.label),
+    h('p', { class: 'hint', id: `h-${s.name}` }, `${s.help} All three empty: no schedule.`),
+    h('p', { class: 'phase', id: `p-${s.name}`, role: 'status' }),
+    ...parts,
+    h('p', { class: 'field-error', id: `err-${s.name}` }),
+    clear,
+  )
+}
+
 // --- settings form ----------------------------------------------------------------------------
 
 /** A number of a setting's unit, for its range: 600 seconds is "10 min", 604800 "7 days". */
@@ -635,6 +831,7 @@ function hintText(s, value) {
 
 /** One field of the form, from its schema entry: label, input, hint and error line, tied by ids. */
 function settingField(s) {
+  if (s.type === 'schedule') return scheduleField(s)
   const hint = hintText(s, s.default)
   const hasHint = s.type === 'choice' || hint !== ''
   const describedBy = [hasHint ? `h-${s.name}` : null, `err-${s.name}`].filter(Boolean).join(' ')
@@ -697,15 +894,23 @@ async function loadSchema() {
 /** A value as the form's box shows it: lists one entry a line. */
 const formText = (v) => (v === undefined || v === null ? '' : Array.isArray(v) ? v.join('\n') : String(v))
 
+/** Puts a value in its field's inputs: a schedule's times in its three boxes (null: all empty). */
+function setField(f, v) {
+  if (isSchedule(f)) {
+    for (const p of SCHEDULE_PARTS) partInput(f, p.key).value = formText(v?.[p.key])
+  } else fieldInput(f).value = formText(v)
+}
+
 function loadSettings(settings, etag) {
   state.loaded = settings
   state.etag = etag
   for (const f of FIELDS) {
-    fieldInput(f).value = formText(settings[f])
-    fieldInput(f).classList.remove('reapplied')
+    setField(f, settings[f])
+    for (const c of controls(f)) c.classList.remove('reapplied')
   }
   clearFieldErrors()
   renderHints()
+  renderSchedules()
   $('stale').hidden = true
   $('rev').textContent = `revision ${revOf(etag)}`
   $('room-where').textContent = where(settings)
@@ -717,8 +922,15 @@ function readForm() {
   const values = {}
   const problems = []
   for (const f of FIELDS) {
-    const raw = fieldInput(f).value
     const type = schema.byName[f].type
+    if (type === 'schedule') {
+      // All empty: no schedule. Otherwise the edge judges the times, and names a bad one.
+      const t = Object.fromEntries(SCHEDULE_PARTS.map((p) => [p.key, partInput(f, p.key).value.trim()]))
+      if (Object.values(t).every((x) => x === '')) values[f] = null
+      else values[f] = { prequeueAt: t.prequeueAt, opensAt: t.opensAt, ...(t.closesAt === '' ? {} : { closesAt: t.closesAt }) }
+      continue
+    }
+    const raw = fieldInput(f).value
     if (type === 'integer') {
       const text = raw.trim()
       const n = Number(text)
@@ -748,23 +960,30 @@ function renderHints() {
 function clearFieldErrors() {
   for (const f of FIELDS) {
     $(`err-${f}`).textContent = ''
-    fieldInput(f).removeAttribute('aria-invalid')
+    if (isSchedule(f)) for (const p of SCHEDULE_PARTS) $(`err-${f}-${p.key}`).textContent = ''
+    for (const c of controls(f)) c.removeAttribute('aria-invalid')
   }
 }
 
-/** Shows a message next to its field; "hosts[2]" belongs to the hosts box, as its line 3. */
+/**
+ * Shows a message next to its field; "hosts[2]" belongs to the hosts box, as its line 3, and
+ * "schedule.opensAt" to that box of the schedule. Returns where it went, or null.
+ */
 function fieldError(field, message) {
-  const m = /^([A-Za-z]+)(?:\[(\d+)\])?$/.exec(field ?? '')
+  const m = /^([A-Za-z]+)(?:\[(\d+)\]|\.([A-Za-z]+))?$/.exec(field ?? '')
   const name = m?.[1]
-  if (!name || !FIELDS.includes(name)) return false
-  let text = message.replace(/^[A-Za-z]+(\[\d+\])?: /, '')
+  if (!name || !FIELDS.includes(name)) return null
+  const part = isSchedule(name) ? SCHEDULE_PARTS.find((p) => p.key === m[3]) : undefined
+  let text = message.replace(/^[A-Za-z]+(\[\d+\]|\.[A-Za-z]+)?: /, '')
   text = text.charAt(0).toUpperCase() + text.slice(1)
-  text = text.replace(/\b\d{4,}\b/g, (d) => fmt(Number(d)))
+  // Big numbers get separators; a schedule's messages hold dates, left as they are.
+  if (!isSchedule(name)) text = text.replace(/\b\d{4,}\b/g, (d) => fmt(Number(d)))
   if (m[2] !== undefined) text = `Entry ${Number(m[2]) + 1}: ${text}`
   if (!/[.!?]$/.test(text)) text += '.'
-  $(`err-${name}`).textContent = text
-  fieldInput(name).setAttribute('aria-invalid', 'true')
-  return true
+  const control = part ? partInput(name, part.key) : controls(name)[0]
+  $(part ? `err-${name}-${part.key}` : `err-${name}`).textContent = text
+  for (const c of part ? [control] : controls(name)) c.setAttribute('aria-invalid', 'true')
+  return { control, label: part ? `${LABELS[name]}, ${part.label.toLowerCase()}` : LABELS[name], text }
 }
 
 async function save(event) {
@@ -774,7 +993,7 @@ async function save(event) {
   const { values, problems } = readForm()
   if (problems.length > 0) {
     for (const p of problems) fieldError(p.field, p.message)
-    fieldInput(problems[0].field).focus()
+    controls(problems[0].field)[0].focus()
     saveStatus(`Not saved: ${LABELS[problems[0].field]} needs a whole number.`, 'error')
     return
   }
@@ -806,6 +1025,8 @@ async function save(event) {
   try {
     const r = await api('PATCH', `/rooms/${enc(room)}`, patch, { 'if-match': state.etag })
     if (room !== state.roomId) return
+    // A refused value goes next to its field (or its box of a schedule).
+    const shown = r.status === 400 ? fieldError(r.data?.error?.field, r.data?.error?.message ?? 'is not valid') : null
     if (r.ok) {
       loadSettings(r.data.settings, r.data.etag)
       hideConflict()
@@ -813,10 +1034,9 @@ async function save(event) {
       background(Promise.all([refreshRooms(), refreshAudit(), refreshStats()]))
     } else if (r.status === 412 && r.data?.error?.current) {
       showConflict(values, r.data.error.current, r.data.error.etag)
-    } else if (r.status === 400 && fieldError(r.data?.error?.field, r.data?.error?.message ?? 'is not valid')) {
-      const name = /^[A-Za-z]+/.exec(r.data.error.field)[0]
-      fieldInput(name).focus()
-      saveStatus(`Not saved: ${LABELS[name]}: ${$(`err-${name}`).textContent}`, 'error')
+    } else if (shown !== null) {
+      shown.control.focus()
+      saveStatus(`Not saved: ${shown.label}: ${shown.text}`, 'error')
     } else if (r.status === 403) {
       saveStatus('Not saved: the request was refused (CSRF check). Reload the page and try again.', 'error')
     } else {
@@ -885,14 +1105,15 @@ function resolveConflict(keepMine) {
   loadSettings(c.theirs, c.etag)
   if (keepMine) {
     for (const f of c.mineChanged) {
-      fieldInput(f).value = formText(c.mine[f])
-      fieldInput(f).classList.add('reapplied')
+      setField(f, c.mine[f])
+      for (const x of controls(f)) x.classList.add('reapplied')
     }
+    renderSchedules()
     $('conflict-title').textContent = 'Their settings are loaded, with your edits on top'
     $('conflict-text').textContent = 'Check the highlighted fields and save again.'
     $('conflict-merge').hidden = true
     saveStatus(`Loaded revision ${revOf(c.etag)}; your edits to ${c.mineChanged.map((f) => LABELS[f]).join(', ')} are back in the form.`)
-    fieldInput(c.mineChanged[0] ?? FIELDS[0]).focus()
+    controls(c.mineChanged[0] ?? FIELDS[0])[0].focus()
   } else {
     $('conflict-title').textContent = 'Their settings are loaded'
     $('conflict-text').textContent = 'Your edits are listed below if you want to make them again.'
@@ -956,7 +1177,8 @@ async function roomAction(kind) {
     const dirty = dirtyFields().filter((f) => f !== 'mode')
     const edits = readForm().values
     loadSettings(r.data.settings, r.data.etag)
-    for (const f of dirty) fieldInput(f).value = formText(edits[f])
+    for (const f of dirty) setField(f, edits[f])
+    renderSchedules()
     const done = { pause: 'paused: people keep their places, nobody new gets in', resume: 'open again', close: 'closed' }[kind]
     announce(`${room} is ${done}.`, 'ok')
   }
@@ -1023,11 +1245,15 @@ function bind() {
   $('stale-load').addEventListener('click', () => background(reviewStale()))
   // The fields come later, from the schema: one listener on the form serves them all.
   $('settings').addEventListener('input', (event) => {
-    const f = event.target.name
+    // A schedule's boxes are named "schedule.opensAt": typing in one clears its error and the group's.
+    const [f, key] = String(event.target.name).split('.')
     if (!FIELDS.includes(f)) return
     $(`err-${f}`).textContent = ''
-    fieldInput(f).removeAttribute('aria-invalid')
+    if (key !== undefined) $(`err-${f}-${key}`).textContent = ''
+    event.target.removeAttribute('aria-invalid')
+    if (key === undefined) fieldInput(f).removeAttribute('aria-invalid')
     renderHints()
+    if (isSchedule(f)) renderZones(f)
   })
   new ResizeObserver(() => renderChart()).observe($('chart-box'))
   document.addEventListener('visibilitychange', () => {
