@@ -1245,13 +1245,13 @@ function bind() {
   $('stale-load').addEventListener('click', () => background(reviewStale()))
   // The fields come later, from the schema: one listener on the form serves them all.
   $('settings').addEventListener('input', (event) => {
-    // A schedule's boxes are named "schedule.opensAt": typing in one clears its error and the group's.
-    const [f, key] = String(event.target.name).split('.')
+    // A schedule's boxes are named "schedule.opensAt". Its rules tie the times together, so typing
+    // in one box clears the errors of all three.
+    const f = String(event.target.name).split('.')[0]
     if (!FIELDS.includes(f)) return
     $(`err-${f}`).textContent = ''
-    if (key !== undefined) $(`err-${f}-${key}`).textContent = ''
-    event.target.removeAttribute('aria-invalid')
-    if (key === undefined) fieldInput(f).removeAttribute('aria-invalid')
+    if (isSchedule(f)) for (const p of SCHEDULE_PARTS) $(`err-${f}-${p.key}`).textContent = ''
+    for (const c of controls(f)) c.removeAttribute('aria-invalid')
     renderHints()
     if (isSchedule(f)) renderZones(f)
   })
