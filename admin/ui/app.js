@@ -98,7 +98,7 @@ function valueText(field, v) {
   return v.length > 60 ? `${v.slice(0, 57)}…` : v
 }
 
-const same = (a, b) => (Array.isArray(a) || Array.isArray(b) ? JSON.stringify(a) === JSON.stringify(b) : a === b)
+const same = (a, b) => (typeof a === 'object' || typeof b === 'object' ? JSON.stringify(a) === JSON.stringify(b) : a === b)
 
 /** Calls the admin API; a 401 while signed in means the session ended. */
 async function api(method, path, body, headers = {}) {
@@ -695,7 +695,8 @@ async function loadSchema() {
 }
 
 /** A value as the form's box shows it: lists one entry a line. */
-const formText = (v) => (v === undefined || v === null ? '' : Array.isArray(v) ? v.join('\n') : String(v))
+const formText = (v) =>
+  v === undefined || v === null ? '' : Array.isArray(v) ? v.join('\n') : typeof v === 'object' ? JSON.stringify(v) : String(v)
 
 function loadSettings(settings, etag) {
   state.loaded = settings
@@ -729,6 +730,14 @@ function readForm() {
         .split(/[\n,]+/)
         .map((s) => s.trim())
         .filter((s) => s !== '')
+    } else if (type === 'schedule') {
+      // Empty: not scheduled. Otherwise the schedule as JSON ({ "prequeueAt": …, "opensAt": … }).
+      const text = raw.trim()
+      try {
+        values[f] = text === '' ? null : JSON.parse(text)
+      } catch {
+        problems.push({ field: f, message: 'Enter the schedule as JSON, or leave it empty.' })
+      }
     } else values[f] = raw
   }
   return { values, problems }
