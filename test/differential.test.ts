@@ -61,6 +61,8 @@ async function runSequence(
   /** The last arrival each visitor was told: what their queue token would carry. */
   const tokens = new Map<string, { arrival: number; expires: number }>()
   const history: Step[] = []
+  /** When the edge last answered busy (EdgeHint.outage); the edge reports it with its next polls. */
+  let outage: number | undefined
   for (let i = 0; i < length; i++) {
     const roll = r.next()
     let op: string
@@ -77,7 +79,11 @@ async function runSequence(
       // In a scheduled room the edge brings a joiner's drawn arrival (core/draw.ts); the store decides whether it counts.
       const draw = limits.opensAtMs === undefined ? undefined : limits.opensAtMs * 1000 - 2 ** 40 + r.int(2 ** 40)
       op = `poll ${visitor} ${arrival ?? '-'} ${draw ?? '-'}`
-      const hint = view.life ? { epoch: view.life.epoch, active: view.active } : { active: view.active }
+      const hint: { epoch?: number; active: number; outage?: number } = view.life
+        ? { epoch: view.life.epoch, active: view.active }
+        : { active: view.active }
+      // Now and then the edge reports that it could not reach the store (an outage it answered busy).
+      if (outage !== undefined) hint.outage = outage
       const input = { room, visitor, arrival, tokenExpires, draw, limits, now, hint }
       run = (s) => s.poll(input)
     } else if (roll < 0.7) {
@@ -91,6 +97,7 @@ async function runSequence(
       const token = tokens.get(visitor) as { arrival: number; expires: number }
       tokens.set(visitor, { ...token, expires: now + limits.abandonAfterMs })
       op = `busy ${visitor}`
+      outage = now
       run = async () => null
     } else if (roll < 0.78 && visitors.length > 0) {
       const visitor = r.pick(visitors)

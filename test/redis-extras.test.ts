@@ -34,7 +34,7 @@ describe('Redis scripts', () => {
       endAll: 'b9ee02038101c9989f6d4b3dc236d4a7acdd531b',
       finish: '33de8a9adc18e121fcdaa172e9ee58e3f372816d',
       join: 'd1f1a2cfdbccd9c09ecdfcdef64dc6ee2d1d3d02',
-      poll: '61995b364751b81df8ed548a8b4c6efd93606ce0',
+      poll: '4b7f4acdad6971030246dfcc95a29874f8669ea0',
       refusals: '60be2fbd3aa7d4bd639e7cdc2f8e4261344a9228',
       renew: 'baf734d69b57ece4a97471bbafad2febdb2f1f0e',
       sample: '7b1adff5a769e32f9f4b7a35e082e1b537d9ed00',

@@ -175,6 +175,9 @@ export interface Life {
   reservedUntil: number
   /** Polls answered in this life. A store that has fewer than an edge saw went back in time. */
   seq: number
+  /** The latest outage an edge reported (EdgeHint.outage), and until when the line is held for it, ms. */
+  outage: number
+  holdUntil: number
 }
 
 /** What every poll answer says of the room's life, so that edges can tell when the store goes back in time. */
@@ -190,6 +193,11 @@ export interface EdgeHint {
   active: number
   /** The highest seq this edge saw in that life. */
   seq?: number
+  /**
+   * When this edge last failed to reach the store (its clock, ms; for a few minutes after): its
+   * visitors kept polling meanwhile, answered busy, and the store did not see them (holdLine).
+   */
+  outage?: number
 }
 
 export interface Poll {
@@ -258,8 +266,8 @@ export function expire(room: RoomState, now: number): void {
  *      unless an admission used that place up before the token was signed; in a scheduled room's
  *      pre-queue a joiner takes their drawn place, which the draw notes);
  *   2. visitors silent for abandonAfter leave: at most MAX_SWEEP due seen buckets are checked, each
- *      dropping all its stale visitors;
- *   3. in fifo mode, not recovering and (if scheduled) open, the head of the line is admitted, grantBudget (at most
+ *      dropping all its stale visitors (not while the line is held after an outage: holdLine);
+ *   3. in fifo mode, not recovering, not held and (if scheduled) open, the head of the line is admitted, grantBudget (at most
  *      MAX_STEP) of them, less the slots reserved for sessions from before a loss, paced
  *      by dueAdmissions: a poller's session starts now; an absent visitor has until abandonAfter
  *      after their last poll to collect it, and at least collectWindowMs (the store may have missed
@@ -277,6 +285,7 @@ export function pollRoom(
   beginLife(room, polls, limits, now, nowUs, hint)
   const life = room.life as Life
   const recovering = now < life.recoverUntil
+  const holding = holdLine(life, limits, now, hint)
   const opensAt = limits.opensAtMs ?? 0
   const scheduled = opensAt > 0
   const beforeOpening = now < opensAt
@@ -339,9 +348,9 @@ export function pollRoom(
     }
   }
 
-  // 2. The silent leave.
+  // 2. The silent leave (not while the line is held after an outage).
   let abandoned = 0
-  for (const b of room.sweep.upTo(now, MAX_SWEEP)) {
+  for (const b of holding ? [] : room.sweep.upTo(now, MAX_SWEEP)) {
     const seen = room.seen(Number(b))
     let oldest: number | undefined
     for (const [visitor, at] of seen) {
@@ -363,7 +372,7 @@ export function pollRoom(
 
   // 3. Grant from the head of the line.
   const granted = new Map<string, number>()
-  if (limits.mode === 'fifo' && !recovering && !beforeOpening) {
+  if (limits.mode === 'fifo' && !recovering && !beforeOpening && !holding) {
     const pace = dueAdmissions(room.lastSlotUs, nowUs, limits.newUsersPerMinute)
     const admittedLastSecond = room.admissions.countFrom(now - 1000 + 1)
     const reserved = now < life.reservedUntil ? life.reserved : 0
@@ -450,14 +459,33 @@ export function beginLife(
     reserved,
     reservedUntil: now + limits.sessionMs,
     seq,
+    outage: 0,
+    holdUntil: 0,
   })
   if (room.life === undefined) {
     const forgotten = hint.epoch !== undefined || polls.some((p) => p.arrival !== undefined)
-    room.life = forgotten ? recovering(hint.active, 0) : { epoch: nowUs, born: now, recoverUntil: 0, reserved: 0, reservedUntil: 0, seq: 0 }
+    room.life = forgotten
+      ? recovering(hint.active, 0)
+      : { epoch: nowUs, born: now, recoverUntil: 0, reserved: 0, reservedUntil: 0, seq: 0, outage: 0, holdUntil: 0 }
   } else if (hint.epoch === room.life.epoch && hint.seq !== undefined && hint.seq > room.life.seq) {
     room.life = recovering(Math.max(0, hint.active - room.active.size), hint.seq)
   }
   room.life.seq++
+}
+
+/**
+ * Whether the line is held now: nobody dropped for silence, nobody admitted. An edge that could not
+ * reach the store says so in its next polls (EdgeHint.outage): its visitors kept polling, answered
+ * busy, and the store did not see them, so some look silent. For collectWindowMs after the store
+ * first hears of that outage, every visitor who kept polling is seen again before anyone is dropped
+ * (and passed by a later arrival before their token brings them back) or admitted.
+ */
+export function holdLine(life: Life, limits: AdmissionLimits, now: number, hint: EdgeHint): boolean {
+  if (hint.outage !== undefined && hint.outage > life.outage) {
+    life.outage = hint.outage
+    life.holdUntil = Math.max(life.holdUntil, now + collectWindowMs(limits.refreshSeconds))
+  }
+  return now < life.holdUntil
 }
 
 /**

@@ -30,6 +30,8 @@ import type { QueueStore } from '../ports/queue-store.js'
 import type { SettingsStore } from '../ports/settings-store.js'
 
 /** Ended sessions matter while a token issued before the end may still be valid: a session, and a minute. */
+/** How long after a failed store call the edge tells the store of it (EdgeHint.outage). */
+const OUTAGE_HINT_MS = 5 * 60_000
 const ENDED_GRACE_MS = 60_000
 
 interface Watched {
@@ -51,6 +53,8 @@ export class RoomDirectory {
   /** The store's clock less this edge's, as the last poll showed it: looks are timed on the store's clock. */
   private storeOffset = 0
   private readonly tasks: (() => Promise<void>)[] = []
+  /** When this edge last failed to reach the store (ms), told to the store for OUTAGE_HINT_MS after (hint). */
+  private storeFailedAt: number | undefined
 
   constructor(
     private readonly store: SettingsStore,
@@ -85,10 +89,20 @@ export class RoomDirectory {
     return this.watched.get(room)?.life?.born
   }
 
-  /** What this edge tells the store with each poll: the life it saw, and the active count of that life. */
+  /**
+   * What this edge tells the store with each poll: the life it saw, the active count of that life,
+   * and when it last could not reach the store (for a few minutes after; core/admission.ts holdLine).
+   */
   hint(room: string): EdgeHint {
     const w = this.watched.get(room)
-    return w?.life ? { epoch: w.life.epoch, active: w.active, seq: w.life.seq } : { active: w?.active ?? 0 }
+    const hint: EdgeHint = w?.life ? { epoch: w.life.epoch, active: w.active, seq: w.life.seq } : { active: w?.active ?? 0 }
+    if (this.storeFailedAt !== undefined && this.now() - this.storeFailedAt < OUTAGE_HINT_MS) hint.outage = this.storeFailedAt
+    return hint
+  }
+
+  /** A store call failed: the store is away (or this edge cannot reach it). */
+  noteStoreFailure(): void {
+    this.storeFailedAt = this.now()
   }
 
   /**
@@ -193,6 +207,7 @@ export class RoomDirectory {
       }
     } catch {
       // The store is away: keep what is known; admitted visitors keep working meanwhile.
+      this.noteStoreFailure()
     }
     const oldest = this.now() - room.sessionDurationSeconds * 1000 - ENDED_GRACE_MS
     for (const [visitor, at] of w.ended) if (at < oldest) w.ended.delete(visitor)

@@ -102,6 +102,7 @@ async function pollStore(
     return { kind: 'polled', result }
   } catch (err) {
     if (!isAnteroomError(err, 'ERR_STORE_UNAVAILABLE')) throw err
+    edge.deps.rooms.noteStoreFailure()
     edge.log('store_unavailable', { room: room.id, policy: room.onStoreError })
     return { kind: 'unavailable' }
   }

@@ -300,6 +300,34 @@ export function queueStoreContract(name: string, makeHarness: () => Promise<Stor
       expect(positions).toEqual([...positions].sort((x, y) => x - y))
     })
 
+    it('after an edge reports an outage, the line is held for 1.5 refreshes: nobody dropped as silent, nobody admitted', async () => {
+      // The store was away for longer than abandonAfter: V and W kept polling (answered busy), but the
+      // store last saw them before it. The first poll back comes with the edge's outage mark.
+      const { store } = await makeHarness()
+      const room = newRoom()
+      const l = limits({ totalActiveUsers: 1000, abandonAfterMs: 6000, refreshSeconds: 2 })
+      const paused = { ...l, mode: 'paused' as const }
+      const v = await store.poll({ room, visitor: vid(0), limits: paused, now: T0 })
+      await store.poll({ room, visitor: vid(1), limits: paused, now: T0 + 1 })
+      const back = T0 + 8000
+      const late = await store.poll({ room, visitor: vid(2), limits: l, now: back, hint: { active: 0, outage: back - 500 } })
+      // Held: W (vid 2, a later arrival) is not let in ahead of V, and V is not dropped.
+      expect(late).toMatchObject({ state: 'queued', position: 3 })
+      const vBack = await store.poll({
+        room,
+        visitor: vid(0),
+        arrival: v.arrival,
+        limits: l,
+        now: back + 2000,
+        hint: { active: 0, outage: back - 500 },
+      })
+      expect(vBack).toMatchObject({ state: 'queued', position: 1, arrival: v.arrival })
+      // 1.5 refreshes after the store heard of the outage, the line moves again, in order: V first.
+      expect(await store.poll({ room, visitor: vid(0), limits: l, now: back + 3001 })).toMatchObject({ state: 'admitted' })
+      // ...and the one who did not come back (vid 1) is dropped as silent.
+      expect((await store.stats(room, back + 3001)).abandoned).toBe(1)
+    })
+
     it('an admission uses up the place: an old queue token no longer brings the visitor back to it', async () => {
       const { store } = await makeHarness()
       const room = newRoom()

@@ -24,7 +24,8 @@
 --                         token's arrival no longer restores it)
 --   KEYS[9] ended zset    visitor -> when an admin ended their session, ms (no place for them)
 --   KEYS[10] pace string  the slot of the last admission on the room's timeline, µs (GCRA)
---   KEYS[11] life hash    epoch, born, recoverUntil, reserved, reservedUntil, seq (polls answered): the
+--   KEYS[11] life hash    epoch, born, recoverUntil, reserved, reservedUntil, seq (polls answered),
+--                         outage and holdUntil (the latest outage an edge reported, holdLine): the
 --                         room's life in this store, a marker only a loss removes (beginLife in
 --                         core/admission.ts); a life with fewer polls than an edge saw went back in time
 --   KEYS[12] drawn zset   a scheduled room's draw: visitor -> drawn arrival µs (core/draw.ts), for
@@ -34,7 +35,7 @@
 --           passthrough), totalActiveUsers, newUsersPerMinute, abandonAfterMs, sessionMs, and for a
 --           scheduled room prequeueAtMs and opensAtMs
 --   ARGV[3] what the polling edge knows, JSON: {"epoch": the life it saw or absent, "active": n,
---           "seq": the most polls it saw in that life}
+--           "seq": the most polls it saw in that life, "outage": when it last failed to reach the store}
 --   ARGV[4], ARGV[5], ...  four per visitor: visitor id; arrival µs from a verified queue token or ""
 --                          (the arrival restores a place Redis forgot); that token's expiry ms or ""
 --                          (a token signed after the admission that used its place up restores it if
@@ -81,7 +82,7 @@ local life = redis.call('HMGET', lifeKey, 'recoverUntil', 'reserved', 'reservedU
 local function recover(reserved, seq)
   local recoverUntil = now + 2 * limits.refreshSeconds * 1000 + 1000
   redis.call('HSET', lifeKey, 'epoch', nowUs, 'born', now, 'recoverUntil', recoverUntil, 'reserved', reserved,
-    'reservedUntil', now + sessionMs, 'seq', seq)
+    'reservedUntil', now + sessionMs, 'seq', seq, 'outage', 0, 'holdUntil', 0)
   return { recoverUntil, reserved, now + sessionMs, nowUs, now, seq }
 end
 if not life[1] then
@@ -92,7 +93,8 @@ if not life[1] then
   if forgotten then
     life = recover(hint.active, 0)
   else
-    redis.call('HSET', lifeKey, 'epoch', nowUs, 'born', now, 'recoverUntil', 0, 'reserved', 0, 'reservedUntil', 0, 'seq', 0)
+    redis.call('HSET', lifeKey, 'epoch', nowUs, 'born', now, 'recoverUntil', 0, 'reserved', 0, 'reservedUntil', 0, 'seq', 0,
+      'outage', 0, 'holdUntil', 0)
     life = { 0, 0, 0, nowUs, now, 0 }
   end
 elseif hint.epoch ~= nil and hint.seq ~= nil and hint.epoch == tonumber(life[4]) and hint.seq > tonumber(life[6]) then
@@ -101,6 +103,16 @@ end
 local seq = redis.call('HINCRBY', lifeKey, 'seq', 1)
 local lifeEpoch, lifeBorn = tonumber(life[4]), tonumber(life[5])
 local recovering = now < tonumber(life[1])
+-- An edge that could not reach the store says so (hint.outage): the line is held for 1.5 refreshes,
+-- nobody dropped for silence and nobody admitted, until everybody who kept polling is seen again
+-- (holdLine in core/admission.ts).
+local held = redis.call('HMGET', lifeKey, 'outage', 'holdUntil')
+local holdUntil = tonumber(held[2] or '0')
+if hint.outage ~= nil and hint.outage > tonumber(held[1] or '0') then
+  holdUntil = math.max(holdUntil, now + limits.refreshSeconds * 1500)
+  redis.call('HSET', lifeKey, 'outage', hint.outage, 'holdUntil', holdUntil)
+end
+local holding = now < holdUntil
 local reserved = 0
 if now < tonumber(life[3]) then reserved = tonumber(life[2]) end
 
@@ -197,7 +209,8 @@ end
 
 -- 2. Visitors silent for abandonAfter leave the line. Each bucket is due when its oldest entry
 -- goes stale; checking it drops what is stale and schedules the bucket for its next oldest.
-local due = redis.call('ZRANGEBYSCORE', sweep, '-inf', now, 'LIMIT', 0, MAX_SWEEP)
+local due = {}
+if not holding then due = redis.call('ZRANGEBYSCORE', sweep, '-inf', now, 'LIMIT', 0, MAX_SWEEP) end
 local abandoned = 0
 for _, b in ipairs(due) do
   local key = seenPrefix .. b
@@ -233,7 +246,7 @@ end
 -- 3. Admit from the head of the line: as many as free slots, the pace and the per-second cap allow
 -- (dueAdmissions, perSecondCap and grantBudget in core/admission.ts).
 local granted = {}
-if mode == 'fifo' and not recovering and not beforeOpening then
+if mode == 'fifo' and not recovering and not beforeOpening and not holding then
   local interval = math.floor(60000000 / perMinute)
   local lastSlotUs = tonumber(redis.call('GET', pace) or '')
   local fromUs = nowUs - CATCH_UP_US
