@@ -285,7 +285,7 @@ export function pollRoom(
   beginLife(room, polls, limits, now, nowUs, hint)
   const life = room.life as Life
   const recovering = now < life.recoverUntil
-  const holding = holdLine(life, limits, now, hint)
+  const holding = holdLine(room, limits, now, hint)
   const opensAt = limits.opensAtMs ?? 0
   const scheduled = opensAt > 0
   const beforeOpening = now < opensAt
@@ -473,17 +473,25 @@ export function beginLife(
   room.life.seq++
 }
 
+/** Most admissions one poll extends when it first hears of an outage (holdLine). */
+export const MAX_EXTEND = 10_000
+
 /**
  * Whether the line is held now: nobody dropped for silence, nobody admitted. An edge that could not
  * reach the store says so in its next polls (EdgeHint.outage): its visitors kept polling, answered
  * busy, and the store did not see them, so some look silent. For collectWindowMs after the store
  * first hears of that outage, every visitor who kept polling is seen again before anyone is dropped
- * (and passed by a later arrival before their token brings them back) or admitted.
+ * (and passed by a later arrival before their token brings them back) or admitted; and admissions
+ * that ran out meanwhile or are about to (granted to visitors who could not collect them) last until
+ * then too, so nobody loses a turn the store gave them. Runs before the expiries (pollRoom).
  */
-export function holdLine(life: Life, limits: AdmissionLimits, now: number, hint: EdgeHint): boolean {
+export function holdLine(room: RoomState, limits: AdmissionLimits, now: number, hint: EdgeHint): boolean {
+  const life = room.life as Life
   if (hint.outage !== undefined && hint.outage > life.outage) {
+    const until = now + collectWindowMs(limits.refreshSeconds)
     life.outage = hint.outage
-    life.holdUntil = Math.max(life.holdUntil, now + collectWindowMs(limits.refreshSeconds))
+    life.holdUntil = Math.max(life.holdUntil, until)
+    for (const v of room.active.upTo(until, MAX_EXTEND)) room.active.add(v, until)
   }
   return now < life.holdUntil
 }

@@ -328,6 +328,22 @@ export function queueStoreContract(name: string, makeHarness: () => Promise<Stor
       expect((await store.stats(room, back + 3001)).abandoned).toBe(1)
     })
 
+    it('an admission granted to a visitor who could not collect it during an outage still waits for them', async () => {
+      const { store } = await makeHarness()
+      const room = newRoom()
+      const l = limits({ totalActiveUsers: 5, abandonAfterMs: 6000, refreshSeconds: 2 })
+      await store.poll({ room, visitor: vid(0), limits: { ...l, mode: 'paused' }, now: T0 })
+      // W's poll grants V (away) a slot, to collect by T0 + 6000 (abandonAfter after V's last poll).
+      await store.poll({ room, visitor: vid(1), limits: { ...l, mode: 'paused' }, now: T0 + 1 })
+      await store.poll({ room, visitor: vid(2), limits: l, now: T0 + 500 })
+      // The store is away from T0 + 1000 to T0 + 5900; V's polls meanwhile were answered busy. The
+      // first poll back brings the outage: V's admission lasts 1.5 refreshes from then.
+      await store.poll({ room, visitor: vid(2), limits: l, now: T0 + 5900, hint: { active: 0, outage: T0 + 5000 } })
+      // Without that, it would have run out at T0 + 6000, and V would start again at the back.
+      expect((await store.stats(room, T0 + 8700)).active).toBe(3)
+      expect(await store.poll({ room, visitor: vid(0), limits: l, now: T0 + 8800 })).toMatchObject({ state: 'admitted' })
+    })
+
     it('an admission uses up the place: an old queue token no longer brings the visitor back to it', async () => {
       const { store } = await makeHarness()
       const room = newRoom()

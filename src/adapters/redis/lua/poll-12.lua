@@ -109,8 +109,12 @@ local recovering = now < tonumber(life[1])
 local held = redis.call('HMGET', lifeKey, 'outage', 'holdUntil')
 local holdUntil = tonumber(held[2] or '0')
 if hint.outage ~= nil and hint.outage > tonumber(held[1] or '0') then
-  holdUntil = math.max(holdUntil, now + limits.refreshSeconds * 1500)
+  local untilMs = now + limits.refreshSeconds * 1500
+  holdUntil = math.max(holdUntil, untilMs)
   redis.call('HSET', lifeKey, 'outage', hint.outage, 'holdUntil', holdUntil)
+  -- Admissions that ran out meanwhile or are about to last until then too (before the expiries below).
+  local soon = redis.call('ZRANGEBYSCORE', act, '-inf', untilMs, 'LIMIT', 0, MAX_EXTEND)
+  for _, v in ipairs(soon) do redis.call('ZADD', act, untilMs, v) end
 end
 local holding = now < holdUntil
 local reserved = 0
