@@ -588,14 +588,19 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
   if ((o.bots?.count ?? 0) > 0 && o.edgeUrl)
     throw new Error('a bot farm connects from loopback addresses to an edge started here (no --edge)')
   const leadSeconds = o.leadSeconds ?? 30
-  const saleZeroWall = Date.now() + (o.runtime === 'worker' ? 30_000 : 4000)
+  // Time for the stack to start (PGlite takes a few seconds): the schedule must lie after it.
+  const saleZeroWall = Date.now() + (o.runtime === 'worker' ? 30_000 : 10_000)
   const prequeueWall = saleZeroWall + (leadSeconds / o.scale) * 1000
   const opensWall = prequeueWall + (Math.max(1, o.curve.durationSeconds) / o.scale) * 1000
   const schedule = scheduled ? { prequeueAt: new Date(prequeueWall).toISOString(), opensAt: new Date(opensWall).toISOString() } : undefined
   const stack: Started = o.edgeUrl
     ? { edgeUrl: o.edgeUrl.replace(/\/$/, ''), stop: async () => {} }
     : await startStack(o, real, room, schedule)
-  if (scheduled) await sleep(saleZeroWall - Date.now())
+  if (scheduled) {
+    if (Date.now() > saleZeroWall)
+      log(`  the edge took ${((Date.now() - saleZeroWall) / 1000).toFixed(1)} s longer to start than allowed: the sale starts late`)
+    await sleep(saleZeroWall - Date.now())
+  }
   const agent = new Agent({ connections: o.connections ?? 64, keepAliveTimeout: 10_000 })
   // With a network cap, humans come from their own /24s, a few each (the cap counts per network).
   const cap = o.networkCap ?? 0
