@@ -827,9 +827,11 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
           powAnswer = solved.answer
           continue
         }
-        if (typeof r.json?.ticket === 'string') v.ticket = r.json.ticket
+        const ticket = typeof r.json?.ticket === 'string' ? r.json.ticket : undefined
+        if (ticket !== undefined) v.ticket = ticket
+        if (ticket !== undefined && state === 'prequeue' && !v.prequeueTickets?.includes(ticket)) (v.prequeueTickets ??= []).push(ticket)
         const drawn = r.json?.draw as { rank?: unknown } | undefined
-        if (typeof drawn?.rank === 'number') v.drawRank = drawn.rank
+        if (ticket !== undefined && typeof drawn?.rank === 'number') v.drawShown = [ticket, drawn.rank]
         if (typeof r.json?.refreshSeconds === 'number') refresh = r.json.refreshSeconds
         if (typeof r.json?.nextPollSeconds === 'number' && r.json.nextPollSeconds > 0) pollAfter = r.json.nextPollSeconds
         if (v.lastPollSent !== undefined) v.maxGapMs = Math.max(v.maxGapMs ?? 0, sent - v.lastPollSent)
@@ -983,7 +985,10 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
             botStats.places++
             const v: VisitorRecord = { id: 1_000_000 + botPlaces.length, arrivedAt: 0, abandoned: false, tickets: [], bot: true }
             if (typeof r.json?.ticket === 'string') v.ticket = r.json.ticket
-            if (state === 'prequeue') v.joinedAt = sent
+            if (state === 'prequeue' && v.ticket !== undefined) {
+              v.joinedAt = sent
+              v.prequeueTickets = [v.ticket]
+            }
             botPlaces.push(v)
             // The place is kept: polled as the page would, until admitted.
             const plan = { at: now(), agent: a, network, bot: true, quits: false, patienceMs: 0, buys: false, browseMs: 0, jitter: random }
@@ -1080,6 +1085,9 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
   // Without the store's reservation in the samples, the room looks emptier than it is for a session
   // length after a loss (the slots kept for the sessions from before): left out too.
   const seesReserved = samples.some((x) => x.reserved !== undefined)
+  // Before a scheduled sale opens the line is long and nobody may be admitted: not a slow rate either;
+  // nor the second after it, which its first burst (a second's admissions at once) used up.
+  if (scheduled) excluded.push([Number.NEGATIVE_INFINITY, opensAtRun + 1000])
   if (fault) excluded.push([fault.start, fault.end + (seesReserved ? recovery : Math.max(recovery, sessionMs)) + 1000])
   // Bot places take slots like anyone's: in the store-side verdicts, not in the waits. In a scheduled
   // sale a wait runs from the opening (nobody is admitted before it).
@@ -1113,16 +1121,17 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     verdicts.push(
       drawVerdict(draw, {
         commitmentBefore,
-        prequeueTickets: all.filter((v) => v.joinedAt !== undefined && v.ticket !== undefined).map((v) => v.ticket!),
-        shownRanks: all.filter((v) => v.drawRank !== undefined && v.ticket !== undefined).map((v) => [v.ticket!, v.drawRank!] as const),
+        prequeueTickets: all.flatMap((v) => v.prequeueTickets ?? []),
+        shownRanks: all.flatMap((v) => (v.drawShown ? [v.drawShown] : [])),
         admissions: [...firstAdmission],
         opensAt: opensWall,
         script: draw ? await verifyDrawScript(draw) : undefined,
       }),
       arrivalRankVerdict(
+        // Each human's first place in the pre-queue.
         visitors
-          .filter((v) => v.joinedAt !== undefined && v.ticket !== undefined && ranks.has(v.ticket))
-          .map((v) => ({ joinedAt: v.joinedAt!, rank: ranks.get(v.ticket!)! })),
+          .filter((v) => v.joinedAt !== undefined && ranks.has(v.prequeueTickets?.[0] ?? ''))
+          .map((v) => ({ joinedAt: v.joinedAt!, rank: ranks.get(v.prequeueTickets![0]!)! })),
       ),
       fifoAfterOpeningVerdict(all, opensWall * 1000, abandonAfterMs),
     )

@@ -60,10 +60,15 @@ export interface VisitorRecord {
   /** Seats this visitor bought, and when. */
   tickets: string[]
   boughtAt?: number
-  /** A scheduled sale: the visitor's ticket (their id), when their first poll answered prequeue, and the rank they were shown after the opening. */
+  /**
+   * A scheduled sale: the visitor's ticket (their id) as last answered; every ticket answered prequeue
+   * (a second one after a drop and a rejoin); when the first such answer's poll was sent; and the
+   * [ticket, rank] last shown after the opening.
+   */
   ticket?: string
+  prequeueTickets?: string[]
   joinedAt?: number
-  drawRank?: number
+  drawShown?: [string, number]
   /** Proofs of work solved before the join, their hashes and real ms, all together. */
   powSolves?: number
   powHashes?: number

@@ -642,7 +642,7 @@ describe('a CI-sized scheduled sale', () => {
     const r = await simulate({
       visitors: 1000,
       curve: { kind: 'scheduled', durationSeconds: 300 },
-      limits: { totalActiveUsers: 1000, newUsersPerMinute: 300, sessionDurationSeconds: 300, refreshSeconds: 60, abandonAfterSeconds: 180 },
+      limits: { totalActiveUsers: 1000, newUsersPerMinute: 150, sessionDurationSeconds: 300, refreshSeconds: 60, abandonAfterSeconds: 180 },
       scale: 30,
       abandonShare: 0.1,
       patienceSeconds: 300,
@@ -671,8 +671,9 @@ describe('a CI-sized scheduled sale', () => {
       JSON.stringify(r.errorKinds),
     ).toEqual([])
     const s = r.scheduled!
-    // The draw holds the humans of the pre-queue and the bots' places; the shipped script agreed.
-    expect(s.prequeueHumans).toBeGreaterThan(800)
+    // The draw holds the humans of the pre-queue and the bots' places; the shipped script agreed. (Most
+    // of the spike's humans get in before the opening; the proof of work, not compressed, delays some.)
+    expect(s.prequeueHumans).toBeGreaterThan(500)
     expect(s.lateHumans).toBeGreaterThan(50)
     expect(s.drawn).toBeGreaterThanOrEqual(s.prequeueHumans)
     expect(r.verdicts.find((v) => v.name === 'pre-queue order = the verified draw')?.measured).toContain('verify-draw.mjs')
