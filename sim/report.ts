@@ -157,7 +157,8 @@ export function compare(r: SimResult): Comparison {
   const s = r.options.scale
   const w = waits(r.visitors, s)
   const maxQueue = r.samples.reduce((m, x) => Math.max(m, x.waiting), 0)
-  const lastAdmit = r.visitors.reduce((m, v) => Math.max(m, v.admittedReceived ?? 0), 0)
+  // A scheduled sale is predicted from its opening.
+  const lastAdmit = r.visitors.reduce((m, v) => Math.max(m, v.admittedReceived ?? 0), 0) - (r.scheduled?.opensAt ?? 0)
   const f = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? '-' : `${Math.round(x)}`)
   const p: Prediction = r.prediction
   const q: Prediction = r.predictionOfRun
