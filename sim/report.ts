@@ -186,7 +186,10 @@ function scheduledSection(r: SimResult): string {
   const sale = (ms: number) => `${((ms * r.options.scale) / 1000).toFixed(0)} sale s`
   const rows: [string, string][] = [
     ['pre-queue / opening', `${sale(x.prequeueAt)} / ${sale(x.opensAt)} into the run`],
-    ['humans in the pre-queue / after the opening', `${x.prequeueHumans} / ${x.lateHumans}`],
+    [
+      'humans in the pre-queue / after the opening',
+      `${x.prequeueHumans} / ${x.lateHumans} (${x.lateButCameBefore} of them had sent their first request before it)`,
+    ],
     ['entrants of the published draw', String(x.drawn)],
     ['humans came from', `${x.humanNetworks} loopback /24s`],
   ]
@@ -204,7 +207,7 @@ function scheduledSection(r: SimResult): string {
   if (x.humanPow)
     rows.push([
       'humans’ proofs of work',
-      `${x.humanPow.solves} solves, ${Math.round(x.humanPow.meanHashes)} hashes each on average, ${x.humanPow.meanMs.toFixed(1)} ms mean, ${x.humanPow.p95Ms.toFixed(1)} ms p95 (real; in the simulator's process, beside the edge)`,
+      `${x.humanPow.solves} solves, ${Math.round(x.humanPow.meanHashes)} hashes each on average (about ${((x.humanPow.meanHashes * 4) / 1000).toFixed(1)} ms in a browser at the 4 µs a hash src/http/pow.ts gives for headless Chromium); solved here with node:crypto in ${x.humanPow.meanMs.toFixed(1)} ms mean, ${x.humanPow.p95Ms.toFixed(1)} ms p95`,
     ])
   return `<h2>Scheduled sale</h2>
 <p>The room opened its pre-queue ${sale(x.prequeueAt)} into the run and the sale ${sale(x.opensAt)}; a pre-queue visitor's wait is counted from the opening. Bot places are polled like anyone's and count in the store-side verdicts, not in the waits.</p>

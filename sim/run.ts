@@ -218,7 +218,7 @@ function printSummary(r: SimResult): void {
   if (s) {
     const sale = (ms: number) => `${((ms * r.options.scale) / 1000).toFixed(0)} sale s`
     console.log(
-      `\n  scheduled: pre-queue at ${sale(s.prequeueAt)}, opening at ${sale(s.opensAt)}; ${s.prequeueHumans} humans in the pre-queue, ${s.lateHumans} after the opening, ${s.drawn} drawn; humans on ${s.humanNetworks} /24s`,
+      `\n  scheduled: pre-queue at ${sale(s.prequeueAt)}, opening at ${sale(s.opensAt)}; ${s.prequeueHumans} humans in the pre-queue, ${s.lateHumans} after the opening (${s.lateButCameBefore} of whom had sent their first request before it), ${s.drawn} drawn; humans on ${s.humanNetworks} /24s`,
     )
     if (s.bots)
       console.log(
@@ -226,7 +226,7 @@ function printSummary(r: SimResult): void {
       )
     if (s.humanPow)
       console.log(
-        `  humans' proof of work: ${s.humanPow.solves} solves, ${Math.round(s.humanPow.meanHashes)} hashes each on average, ${s.humanPow.meanMs.toFixed(1)} ms mean, ${s.humanPow.p95Ms.toFixed(1)} ms p95 (real, in the simulator's process)`,
+        `  humans' proof of work: ${s.humanPow.solves} solves, ${Math.round(s.humanPow.meanHashes)} hashes each on average (about ${((s.humanPow.meanHashes * 4) / 1000).toFixed(1)} ms in a browser at 4 µs a hash); here ${s.humanPow.meanMs.toFixed(1)} ms mean, ${s.humanPow.p95Ms.toFixed(1)} ms p95 with node:crypto`,
       )
   }
   console.log('\n  prediction vs run            sale   this run   measured')

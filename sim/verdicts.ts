@@ -75,6 +75,8 @@ export interface VisitorRecord {
   powMs?: number
   /** Joins refused over the network cap (429). */
   refusedJoins?: number
+  /** A scheduled sale, where a wait runs from the opening (arrivedAt): when the first request was sent. */
+  requestedAt?: number
   /** A place a bot took (polled like anyone's; it buys nothing). */
   bot?: boolean
 }
