@@ -636,13 +636,15 @@ describe('a CI-sized Redis loss', () => {
 })
 
 describe('a CI-sized scheduled sale', () => {
-  it('1,000 humans over a 5-min pre-queue with a bot farm on 3 networks, proof of work 8, network cap 10, 30x: every verdict passes (node edge)', {
+  it('1,500 humans over a 5-min pre-queue with a bot farm on 3 networks, proof of work 8, network cap 10, 30x: every verdict passes (node edge)', {
     timeout: 120_000,
   }, async () => {
     const r = await simulate({
-      visitors: 1000,
+      // Enough humans that |ρ| < 0.1 does not fail by chance: with n independent ranks ρ has a standard
+      // deviation of about 1 / √(n − 1), 0.03 for the ~1,000 who get into the pre-queue here.
+      visitors: 1500,
       curve: { kind: 'scheduled', durationSeconds: 300 },
-      limits: { totalActiveUsers: 1000, newUsersPerMinute: 150, sessionDurationSeconds: 300, refreshSeconds: 60, abandonAfterSeconds: 180 },
+      limits: { totalActiveUsers: 1000, newUsersPerMinute: 300, sessionDurationSeconds: 300, refreshSeconds: 60, abandonAfterSeconds: 180 },
       scale: 30,
       abandonShare: 0.1,
       patienceSeconds: 300,
@@ -673,7 +675,7 @@ describe('a CI-sized scheduled sale', () => {
     const s = r.scheduled!
     // The draw holds the humans of the pre-queue and the bots' places; the shipped script agreed. (Most
     // of the spike's humans get in before the opening; the proof of work, not compressed, delays some.)
-    expect(s.prequeueHumans).toBeGreaterThan(500)
+    expect(s.prequeueHumans).toBeGreaterThan(750)
     expect(s.lateHumans).toBeGreaterThan(50)
     expect(s.drawn).toBeGreaterThanOrEqual(s.prequeueHumans)
     expect(r.verdicts.find((v) => v.name === 'pre-queue order = the verified draw')?.measured).toContain('verify-draw.mjs')
@@ -682,7 +684,7 @@ describe('a CI-sized scheduled sale', () => {
     expect(s.bots?.refused).toBeGreaterThan(0)
     expect(s.bots!.places).toBeLessThanOrEqual(3 * 10 * 2)
     // Every human solved a challenge and none was refused by the cap (their own networks).
-    expect(s.humanPow?.solves).toBeGreaterThanOrEqual(1000)
+    expect(s.humanPow?.solves).toBeGreaterThanOrEqual(1500)
     expect(s.joins.filter((j) => !j.bot && j.status === 429)).toEqual([])
     expect(r.booking.sold).toBe(r.booking.seats)
   })
