@@ -641,7 +641,7 @@ describe('a CI-sized scheduled sale', () => {
   }, async () => {
     const r = await simulate({
       // Enough humans that |ρ| < 0.1 does not fail by chance: with n independent ranks ρ has a standard
-      // deviation of about 1 / √(n − 1), 0.03 for the ~1,000 who get into the pre-queue here.
+      // deviation of about 1 / √(n − 1): 0.028 for the ~1,300 who got into the pre-queue here.
       visitors: 1500,
       curve: { kind: 'scheduled', durationSeconds: 300 },
       limits: { totalActiveUsers: 1000, newUsersPerMinute: 300, sessionDurationSeconds: 300, refreshSeconds: 60, abandonAfterSeconds: 180 },
