@@ -868,7 +868,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
             if (fault === undefined) failed('poll 200 recovering (no fault)')
             else fault.recovering = [fault.recovering?.[0] ?? received, received]
           }
-        } else if (r.status === 429 && joining) {
+        } else if (r.status === 429 && joining && (r.json?.error as { code?: unknown } | undefined)?.code === 'ERR_TOO_MANY_JOINS') {
           // Over the network cap: try again when the edge says.
           v.refusedJoins = (v.refusedJoins ?? 0) + 1
           if (r.retryAfter !== undefined && Number.isFinite(r.retryAfter)) pollAfter = r.retryAfter
