@@ -10,8 +10,9 @@
 import { dueAdmissions, grantBudget, paceAfter, perSecondCap } from '../src/core/admission.js'
 
 export interface ArrivalCurve {
-  kind: 'opening' | 'ramp' | 'waves'
-  /** Seconds of sale time over which visitors arrive (ignored for 'opening'). */
+  /** 'scheduled': a pre-queue of durationSeconds; the model lets everyone in line at once at the opening, as 'opening'. */
+  kind: 'opening' | 'ramp' | 'waves' | 'scheduled'
+  /** Seconds of sale time over which visitors arrive (ignored for 'opening'; the pre-queue for 'scheduled'). */
   durationSeconds: number
   /** Number of waves for 'waves'. */
   waves?: number
@@ -65,7 +66,7 @@ export interface Prediction {
 /** Arrivals per second of sale time, summing to `visitors`. */
 export function arrivalsPerSecond(visitors: number, curve: ArrivalCurve): number[] {
   const d = Math.max(1, Math.round(curve.durationSeconds))
-  if (curve.kind === 'opening') return [visitors]
+  if (curve.kind === 'opening' || curve.kind === 'scheduled') return [visitors]
   if (curve.kind === 'ramp') {
     // Linearly rising rate: weight of second i is (i + 0.5).
     const total = (d * d) / 2
@@ -139,7 +140,14 @@ export function predict(input: PredictInput): Prediction {
   for (let t = 0; t < horizon; t++) {
     const second = Math.floor(t / k)
     // Arrivals: a second's share spread over its ticks (an opening arrives all at once).
-    const a = input.curve.kind === 'opening' ? (t === 0 ? (perSecond[0] ?? 0) : 0) : t < arrivalTicks ? (perSecond[second] ?? 0) / k : 0
+    const a =
+      input.curve.kind === 'opening' || input.curve.kind === 'scheduled'
+        ? t === 0
+          ? (perSecond[0] ?? 0)
+          : 0
+        : t < arrivalTicks
+          ? (perSecond[second] ?? 0) / k
+          : 0
     if (a > 0) {
       cohorts.push({ arrivedAt: t, patient: a * (1 - input.abandonShare), quitters: a * input.abandonShare })
       queued += a

@@ -157,7 +157,8 @@ export function compare(r: SimResult): Comparison {
   const s = r.options.scale
   const w = waits(r.visitors, s)
   const maxQueue = r.samples.reduce((m, x) => Math.max(m, x.waiting), 0)
-  const lastAdmit = r.visitors.reduce((m, v) => Math.max(m, v.admittedReceived ?? 0), 0)
+  // A scheduled sale is predicted from its opening.
+  const lastAdmit = r.visitors.reduce((m, v) => Math.max(m, v.admittedReceived ?? 0), 0) - (r.scheduled?.opensAt ?? 0)
   const f = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? '-' : `${Math.round(x)}`)
   const p: Prediction = r.prediction
   const q: Prediction = r.predictionOfRun
@@ -176,6 +177,41 @@ export function compare(r: SimResult): Comparison {
       { what: 'admitted', predicted: f(p.admittedTotal), predictedRun: f(q.admittedTotal), measured: f(w.length) },
     ],
   }
+}
+
+/** A scheduled sale: the pre-queue, the draw, the joins and the bot farm. Empty for other sales. */
+function scheduledSection(r: SimResult): string {
+  const x = r.scheduled
+  if (x === undefined) return ''
+  const sale = (ms: number) => `${((ms * r.options.scale) / 1000).toFixed(0)} sale s`
+  const rows: [string, string][] = [
+    ['pre-queue / opening', `${sale(x.prequeueAt)} / ${sale(x.opensAt)} into the run`],
+    [
+      'humans in the pre-queue / after the opening',
+      `${x.prequeueHumans} / ${x.lateHumans} (${x.lateButCameBefore} of them had sent their first request before it)`,
+    ],
+    ['entrants of the published draw', String(x.drawn)],
+    ['humans came from', `${x.humanNetworks} loopback /24s`],
+  ]
+  if (x.bots)
+    rows.push(
+      [
+        'bot farm',
+        `${x.bots.clients} clients on ${x.bots.networks} /24s: ${x.bots.joins} joins, ${x.bots.places} places, ${x.bots.refused} refused (429)`,
+      ],
+      [
+        'bots’ proofs of work',
+        `${x.bots.solved} solved of ${x.bots.challenges} challenges, ${(x.bots.solveMs / Math.max(1, x.bots.solved)).toFixed(1)} real ms each`,
+      ],
+    )
+  if (x.humanPow)
+    rows.push([
+      'humans’ proofs of work',
+      `${x.humanPow.solves} solves, ${Math.round(x.humanPow.meanHashes)} hashes each on average (about ${((x.humanPow.meanHashes * 4) / 1000).toFixed(1)} ms in a browser at the 4 µs a hash src/http/pow.ts gives for headless Chromium); solved here with node:crypto in ${x.humanPow.meanMs.toFixed(1)} ms mean, ${x.humanPow.p95Ms.toFixed(1)} ms p95`,
+    ])
+  return `<h2>Scheduled sale</h2>
+<p>The room opened its pre-queue ${sale(x.prequeueAt)} into the run and the sale ${sale(x.opensAt)}; a pre-queue visitor's wait is counted from the opening. Bot places are polled like anyone's and count in the store-side verdicts, not in the waits.</p>
+<table>${rows.map(([k, v]) => `<tr><td>${esc(k)}</td><td>${esc(v)}</td></tr>`).join('')}</table>`
 }
 
 export function renderReport(r: SimResult): string {
@@ -382,6 +418,7 @@ Admitted ${admitted}, gave up ${gaveUp}. Edge: ${o.edgeUrl ? `external edge ${es
 <h2>Verdicts</h2>
 <table><tr><th></th><th>verdict</th><th>measured</th><th>limit</th><th>how</th></tr>${verdicts}</table>
 ${faultSection}
+${scheduledSection(r)}
 <h2>How the run was scaled</h2>
 <p>Time compression <b>${s}x</b>: one real second is ${s} sale seconds. Durations were divided by ${s} and newUsersPerMinute multiplied by ${s}, so that admissions per sale minute match; totalActiveUsers is a count and unchanged. Charts are in sale time.</p>
 <table><tr><th>setting</th><th>sale (asked)</th><th>given to the edge (real)</th><th>effective in sale time</th></tr>${scaleRows}</table>

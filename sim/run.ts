@@ -7,6 +7,7 @@
 //   npm run simulate -- --loss                  # Redis forgets everything mid-sale (FLUSHALL); --loss restart: killed, restarted empty
 //   npm run simulate -- --failover              # a Sentinel set (primary, replica, three sentinels), the primary killed mid-sale
 //   npm run simulate -- --origin-commands compare   # the same sale without and with end-session after a purchase, one report
+//   npm run simulate -- --curve scheduled --bots 20 --bot-networks 4 --pow 12 --network-cap 20   # a scheduled sale with a bot farm
 //
 // Exit status 1 when any verdict fails.
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -21,8 +22,9 @@ import { extraWait, extraWaitVerdict } from './verdicts.js'
 
 const HELP = `npm run simulate -- [options]
   --visitors N          virtual visitors (3000)
-  --curve KIND          opening | ramp | waves (ramp)
-  --duration S          arrival period, sale seconds (600)
+  --curve KIND          opening | ramp | waves | scheduled (ramp); scheduled: the room opens a pre-queue --duration
+                        sale s before the sale; humans arrive over it, with a spike in its last 15 s and 10% after
+  --duration S          arrival period, sale seconds (600); for scheduled, the pre-queue
   --waves N             waves for --curve waves (3)
   --scale S             time compression: S sale seconds per real second (30)
   --total-active N      totalActiveUsers (600)
@@ -51,6 +53,15 @@ const HELP = `npm run simulate -- [options]
                         buyer's session with the purchase (Anteroom-Command: end-session); compare runs the sale
                         without and then with it (same seed) and writes both into one report
   --seats N             seats of the demo event, in rows of ten (40)
+  --lead S              scheduled: the run starts S sale s before the pre-queue (30)
+  --bots N              a bot farm of N clients, each joining every 5 sale s without cookies for more places (0)
+  --bot-networks K      the farm's loopback /24s, 127.0.1.0/24 ... (2)
+  --bot-places N        places each bot is after (50)
+  --pow D               the room's powDifficulty (0: off); humans solve as the page's worker does, bots with
+                        the reference solver
+  --network-cap C       the room's joinsPerNetworkPerMinute, per real minute (0: off); humans then come from
+                        their own /24s, --humans-per-network each (half the cap)
+  --humans-per-network N
   --eta-required        fail unless 90% of the shown waits are within ±20% of the real ones (else informational)
   --max-real-seconds S  stop the run after S real seconds (300)
   --out FILE            report path (.tmp/sim/report-<time>.html)
@@ -80,6 +91,13 @@ function main(): Promise<number> | number {
       'eta-required': { type: 'boolean', default: false },
       'origin-commands': { type: 'string', default: 'off' },
       seats: { type: 'string', default: '40' },
+      lead: { type: 'string', default: '30' },
+      bots: { type: 'string', default: '0' },
+      'bot-networks': { type: 'string', default: '2' },
+      'bot-places': { type: 'string', default: '50' },
+      pow: { type: 'string', default: '0' },
+      'network-cap': { type: 'string', default: '0' },
+      'humans-per-network': { type: 'string' },
       seed: { type: 'string', default: '1' },
       redis: { type: 'string' },
       pg: { type: 'string' },
@@ -110,7 +128,8 @@ function main(): Promise<number> | number {
     return n
   }
   const kind = values.curve
-  if (kind !== 'opening' && kind !== 'ramp' && kind !== 'waves') throw new Error('--curve must be opening, ramp or waves')
+  if (kind !== 'opening' && kind !== 'ramp' && kind !== 'waves' && kind !== 'scheduled')
+    throw new Error('--curve must be opening, ramp, waves or scheduled')
   const curve: ArrivalCurve = { kind, durationSeconds: num('duration'), waves: num('waves') }
   const limits: RoomLimits = {
     totalActiveUsers: num('total-active'),
@@ -164,6 +183,11 @@ function main(): Promise<number> | number {
     databaseUrl: values.pg,
     seats: num('seats'),
     originCommands: commands === 'on',
+    leadSeconds: num('lead'),
+    bots: num('bots') > 0 ? { count: num('bots'), networks: Math.max(1, num('bot-networks')), places: num('bot-places') } : undefined,
+    powDifficulty: num('pow'),
+    networkCap: num('network-cap'),
+    humansPerNetwork: values['humans-per-network'] === undefined ? undefined : num('humans-per-network'),
   }
   const out = resolve(values.out ?? `.tmp/sim/report-${new Date().toISOString().replace(/[:.]/g, '-')}.html`)
   if (commands === 'compare') return compareRuns(options, !values['no-baseline'], out)
@@ -190,6 +214,21 @@ function printSummary(r: SimResult): void {
   )
   for (const v of r.verdicts)
     console.log(`  ${v.info ? 'info' : v.ok ? 'pass' : 'FAIL'}  ${v.name.padEnd(width)}  ${v.measured}  [${v.limit}]`)
+  const s = r.scheduled
+  if (s) {
+    const sale = (ms: number) => `${((ms * r.options.scale) / 1000).toFixed(0)} sale s`
+    console.log(
+      `\n  scheduled: pre-queue at ${sale(s.prequeueAt)}, opening at ${sale(s.opensAt)}; ${s.prequeueHumans} humans in the pre-queue, ${s.lateHumans} after the opening (${s.lateButCameBefore} of whom had sent their first request before it), ${s.drawn} drawn; humans on ${s.humanNetworks} /24s`,
+    )
+    if (s.bots)
+      console.log(
+        `  bots: ${s.bots.clients} on ${s.bots.networks} /24s: ${s.bots.joins} joins, ${s.bots.places} places, ${s.bots.refused} refused (429); proofs of work solved ${s.bots.solved} of ${s.bots.challenges} challenges, ${(s.bots.solveMs / Math.max(1, s.bots.solved)).toFixed(1)} ms each`,
+      )
+    if (s.humanPow)
+      console.log(
+        `  humans' proof of work: ${s.humanPow.solves} solves, ${Math.round(s.humanPow.meanHashes)} hashes each on average (about ${((s.humanPow.meanHashes * 4) / 1000).toFixed(1)} ms in a browser at 4 µs a hash); here ${s.humanPow.meanMs.toFixed(1)} ms mean, ${s.humanPow.p95Ms.toFixed(1)} ms p95 with node:crypto`,
+      )
+  }
   console.log('\n  prediction vs run            sale   this run   measured')
   for (const row of compare(r).rows)
     console.log(`  ${row.what.padEnd(40)} ${row.predicted.padStart(6)} ${row.predictedRun.padStart(10)} ${row.measured.padStart(10)}`)

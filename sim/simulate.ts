@@ -2,14 +2,19 @@
 // loopback by default). They arrive on a curve, poll /_anteroom/status the way the queue page does
 // (every refreshSeconds, with a little jitter), some give up, and the admitted ones browse the seat map
 // and book on the booking origin through the edge. Returns the recorded timelines and the verdicts.
+import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { resolve } from 'node:path'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { serve } from '@hono/node-server'
 import { Agent, request } from 'undici'
 import { freePort } from '../scripts/lib/free-port.js'
 import { startSentinelSet } from '../scripts/lib/redis-sentinel.js'
 import { type RedisServer, startRedis } from '../scripts/lib/redis-server.js'
 import { buildWorker, startWorker } from '../scripts/lib/worker.js'
+import { nodeDigest } from '../src/adapters/node/digest.js'
 import { connectRedis } from '../src/adapters/redis/connect.js'
 import { roomKeys } from '../src/adapters/redis/keys.js'
 import { RedisQueueStore } from '../src/adapters/redis/queue-store.js'
@@ -17,6 +22,7 @@ import { luaScripts } from '../src/adapters/redis/scripts.js'
 import { loadConfig } from '../src/config/index.js'
 import { recoveryMs } from '../src/core/admission.js'
 import { generateSigningJwk } from '../src/core/admission-token.js'
+import { leadingZeroBits, solveChallenge } from '../src/core/pow.js'
 import { buildBooking } from '../src/entry/booking.js'
 import { buildEdge } from '../src/entry/build.js'
 import type { QueueStore, RoomStats } from '../src/ports/queue-store.js'
@@ -24,11 +30,17 @@ import { type ArrivalCurve, type Prediction, predict, type RoomLimits } from './
 import {
   abandonedVerdict,
   activeVerdict,
+  arrivalRankVerdict,
   type BookingOutcome,
   bookingVerdicts,
+  drawVerdict,
   etaVerdict,
   everyoneVerdict,
+  fifoAfterOpeningVerdict,
   fifoVerdict,
+  type JoinRecord,
+  networkCapVerdict,
+  type PublishedDraw,
   placesVerdict,
   rateVerdicts,
   recoveryVerdict,
@@ -95,6 +107,19 @@ export interface SimOptions {
   maxP99WaitSeconds?: number
   /** Most requests in flight to the edge. */
   connections?: number
+  /**
+   * A scheduled sale (curve 'scheduled'): the run starts `leadSeconds` sale s (30) before the pre-queue,
+   * which lasts curve.durationSeconds until the opening.
+   */
+  leadSeconds?: number
+  /** A bot farm: `count` clients on `networks` loopback /24s, each after up to `places` places, a join every `everySeconds` sale s (5). */
+  bots?: { count: number; networks: number; places?: number; everySeconds?: number }
+  /** The room's powDifficulty (0: off). */
+  powDifficulty?: number
+  /** The room's joinsPerNetworkPerMinute (0: off), per real minute: the edge's window is not compressed. */
+  networkCap?: number
+  /** With a network cap: humans per loopback /24 (default: half the cap, at least 1). */
+  humansPerNetwork?: number
   log?: (line: string) => void
 }
 
@@ -130,6 +155,37 @@ export interface SimResult {
   fault?: StoreFault
   /** The store's own record of its admissions (real ms, ascending), when the simulator could read it. */
   admissions?: number[]
+  /** A scheduled sale: the draw, the joins and the bot farm. */
+  scheduled?: ScheduledOutcome
+  /** The places bots got, each polled like a visitor's (in the store-side verdicts, not in the waits). */
+  botPlaces?: VisitorRecord[]
+}
+
+export interface ScheduledOutcome {
+  /** Real ms of the run. */
+  prequeueAt: number
+  opensAt: number
+  /** Humans who joined the pre-queue, and who came after the opening; of those, how many had sent their first request before it. */
+  prequeueHumans: number
+  lateHumans: number
+  lateButCameBefore: number
+  /** Entrants of the published draw (humans and bot places). */
+  drawn: number
+  draw?: PublishedDraw
+  joins: JoinRecord[]
+  bots?: {
+    clients: number
+    networks: number
+    joins: number
+    places: number
+    refused: number
+    challenges: number
+    solved: number
+    solveMs: number
+  }
+  /** Humans' proofs of work: solves, hashes and real ms each (mean, p95). */
+  humanPow?: { solves: number; meanHashes: number; meanMs: number; p95Ms: number }
+  humanNetworks: number
 }
 
 const SEATS_EVENT = 'demo'
@@ -183,9 +239,29 @@ export function rng(seed: number): () => number {
   }
 }
 
+/**
+ * A scheduled sale's arrivals, sale s from the start of the run: 2% in the `lead` before the pre-queue
+ * (they see the countdown), 53% evenly over the pre-queue, 35% in its last 15 s (the spike), 10% after
+ * the opening (exponential, mean 30 s).
+ */
+export function scheduledArrivalTimes(visitors: number, prequeueSeconds: number, leadSeconds: number, random: () => number): number[] {
+  const opens = leadSeconds + prequeueSeconds
+  const spike = Math.min(15, prequeueSeconds)
+  const out: number[] = []
+  for (let i = 0; i < visitors; i++) {
+    const u = random()
+    if (u < 0.02) out.push(random() * leadSeconds)
+    else if (u < 0.55) out.push(leadSeconds + random() * prequeueSeconds)
+    else if (u < 0.9) out.push(opens - random() * spike)
+    else out.push(opens - Math.log(1 - random() * 0.999) * 30)
+  }
+  return out.sort((a, b) => a - b)
+}
+
 /** Arrival times in sale seconds, sorted, drawn from the curve. */
-export function arrivalTimes(visitors: number, curve: ArrivalCurve, random: () => number): number[] {
+export function arrivalTimes(visitors: number, curve: ArrivalCurve, random: () => number, leadSeconds = 30): number[] {
   const d = Math.max(1, curve.durationSeconds)
+  if (curve.kind === 'scheduled') return scheduledArrivalTimes(visitors, d, leadSeconds, random)
   const out: number[] = []
   for (let i = 0; i < visitors; i++) {
     if (curve.kind === 'opening') out.push(random() * Math.min(d, 2))
@@ -326,7 +402,12 @@ function memoryAdmissions(store: QueueStore): Started['admissions'] {
   }
 }
 
-async function startStack(o: SimOptions, real: RoomLimits, room: string): Promise<Started> {
+async function startStack(
+  o: SimOptions,
+  real: RoomLimits,
+  room: string,
+  schedule?: { prequeueAt: string; opensAt: string },
+): Promise<Started> {
   const stops: (() => Promise<void>)[] = []
   try {
     let redisUrl: string | undefined
@@ -355,7 +436,17 @@ async function startStack(o: SimOptions, real: RoomLimits, room: string): Promis
       endSessionOnPurchase: o.originCommands === true,
     })
     stops.push(() => booking.close())
-    const rooms = JSON.stringify([{ id: room, paths: ['/'], ...real, ...(o.originCommands ? { originCommands: 'end-session' } : {}) }])
+    const rooms = JSON.stringify([
+      {
+        id: room,
+        paths: ['/'],
+        ...real,
+        ...(o.originCommands ? { originCommands: 'end-session' } : {}),
+        ...(schedule ? { schedule } : {}),
+        ...(o.powDifficulty ? { powDifficulty: o.powDifficulty } : {}),
+        ...(o.networkCap ? { joinsPerNetworkPerMinute: o.networkCap } : {}),
+      },
+    ])
     const secret = randomBytes(32).toString('hex')
     let stats: Started['stats']
     let reserved: Started['reserved']
@@ -434,6 +525,8 @@ async function startStack(o: SimOptions, real: RoomLimits, room: string): Promis
 
 interface Jar {
   cookies: Map<string, string>
+  /** The client's own connections (its loopback address, i.e. its network); default: the simulator's. */
+  agent?: Agent
 }
 
 function cookieHeader(jar: Jar): string | undefined {
@@ -461,6 +554,26 @@ export function tokenArrival(token: string | undefined): number | undefined {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)))
 
+/**
+ * Solves a challenge as the queue page's worker does (src/http/pow.ts), one worker: nonces 0, 1, 2, ...
+ * in base 36, so the same hashes. With node:crypto (about 1 µs a hash) rather than WebCrypto (about
+ * 30 µs on Node): the browser's work is done on the visitor's device, not beside the edge. Yields to
+ * the event loop every 4096 hashes.
+ */
+export async function browserSolve(challenge: string, difficulty: number): Promise<{ answer: string; hashes: number; ms: number }> {
+  const t0 = performance.now()
+  for (let n = 0; ; n++) {
+    const answer = `${challenge}.${n.toString(36)}`
+    if (leadingZeroBits(nodeDigest.sha256(answer) as Uint8Array) >= difficulty) return { answer, hashes: n + 1, ms: performance.now() - t0 }
+    if (n % 4096 === 4095) await new Promise((r) => setImmediate(r))
+  }
+}
+
+/** A loopback address in /24 number `n` (127.1.0.0/24 onwards: humans; bots use 127.0.1.0/24 onwards). */
+function humanAddress(n: number): string {
+  return `127.${1 + Math.floor(n / 256)}.${n % 256}.1`
+}
+
 export async function simulate(o: SimOptions): Promise<SimResult> {
   const room = o.room ?? 'demo'
   const log = o.log ?? (() => {})
@@ -468,8 +581,36 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
   const { real } = scaling
   const random = rng(o.seed)
   if (o.fault !== undefined && o.edgeUrl) throw new Error('a store fault needs the edge and Redis started by the simulator (no --edge)')
-  const stack: Started = o.edgeUrl ? { edgeUrl: o.edgeUrl.replace(/\/$/, ''), stop: async () => {} } : await startStack(o, real, room)
+  // A scheduled sale: the schedule is set in wall time before the edge starts, with room for it to start.
+  const scheduled = o.curve.kind === 'scheduled'
+  if (scheduled && o.edgeUrl) throw new Error('a scheduled sale sets the room schedule: it needs the edge started here (no --edge)')
+  if ((o.bots?.count ?? 0) > 0 && o.edgeUrl)
+    throw new Error('a bot farm connects from loopback addresses to an edge started here (no --edge)')
+  const leadSeconds = o.leadSeconds ?? 30
+  // Time for the stack to start (PGlite takes a few seconds): the schedule must lie after it.
+  const saleZeroWall = Date.now() + (o.runtime === 'worker' ? 30_000 : 10_000)
+  const prequeueWall = saleZeroWall + (leadSeconds / o.scale) * 1000
+  const opensWall = prequeueWall + (Math.max(1, o.curve.durationSeconds) / o.scale) * 1000
+  const schedule = scheduled ? { prequeueAt: new Date(prequeueWall).toISOString(), opensAt: new Date(opensWall).toISOString() } : undefined
+  const stack: Started = o.edgeUrl
+    ? { edgeUrl: o.edgeUrl.replace(/\/$/, ''), stop: async () => {} }
+    : await startStack(o, real, room, schedule)
+  if (scheduled) {
+    if (Date.now() > saleZeroWall)
+      log(`  the edge took ${((Date.now() - saleZeroWall) / 1000).toFixed(1)} s longer to start than allowed: the sale starts late`)
+    await sleep(saleZeroWall - Date.now())
+  }
   const agent = new Agent({ connections: o.connections ?? 64, keepAliveTimeout: 10_000 })
+  // With a network cap, humans come from their own /24s, a few each (the cap counts per network).
+  const cap = o.networkCap ?? 0
+  const perNetwork = Math.max(1, o.humansPerNetwork ?? Math.floor(cap / 2))
+  const humanAgents =
+    cap > 0
+      ? Array.from(
+          { length: Math.ceil(o.visitors / perNetwork) },
+          (_, n) => new Agent({ connections: 2, keepAliveTimeout: 10_000, localAddress: humanAddress(n) }),
+        )
+      : []
   let requests = 0
   let errors = 0
   const errorKinds: Record<string, number> = {}
@@ -521,7 +662,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       method: method as 'GET',
       headers: h,
       body: body === undefined ? undefined : JSON.stringify(body),
-      dispatcher: agent,
+      dispatcher: jar.agent ?? agent,
     })
     absorb(jar, res.headers['set-cookie'])
     const text = await res.body.text()
@@ -531,13 +672,25 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     } catch {
       json = undefined
     }
-    return { status: res.statusCode, json: json as Record<string, unknown> | undefined }
+    const retryAfter = res.headers['retry-after']
+    return {
+      status: res.statusCode,
+      json: json as Record<string, unknown> | undefined,
+      retryAfter: retryAfter === undefined ? undefined : Number(retryAfter),
+    }
   }
 
-  const arrivals = arrivalTimes(o.visitors, o.curve, random)
+  const arrivals = arrivalTimes(o.visitors, o.curve, random, leadSeconds)
   const visitors: VisitorRecord[] = arrivals.map((_, id) => ({ id, arrivedAt: 0, abandoned: false, tickets: [] }))
-  const plans = arrivals.map((at) => ({
-    at: (at / o.scale) * 1000,
+  // A scheduled sale's times in run ms (the sale's zero is `leadSeconds` before the pre-queue).
+  const prequeueAtRun = prequeueWall - wallAtZero
+  const opensAtRun = opensWall - wallAtZero
+  const plans = arrivals.map((at, i) => ({
+    at: scheduled ? prequeueAtRun + ((at - leadSeconds) / o.scale) * 1000 : (at / o.scale) * 1000,
+    /** Where this visitor's requests come from (a network of their own with a cap). */
+    agent: humanAgents[Math.floor(i / perNetwork)] as Agent | undefined,
+    network: cap > 0 ? `${humanAddress(Math.floor(i / perNetwork)).replace(/\.1$/, '.0')}/24` : '127.0.0.0/24',
+    bot: false,
     quits: random() < o.abandonShare,
     // Exponential patience around the mean.
     patienceMs: ((-Math.log(1 - random() * 0.999) * o.patienceSeconds) / o.scale) * 1000,
@@ -627,11 +780,15 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
 
   let lastAdmittedJar: Jar | undefined
   let observedRefresh: number | undefined
-  async function visit(v: VisitorRecord, plan: (typeof plans)[number]) {
+  /** Every join: a request without a queue token that could take a place (past the proof of work, if asked). */
+  const joins: JoinRecord[] = []
+  async function visit(v: VisitorRecord, plan: (typeof plans)[number], given?: Jar) {
     await sleep(plan.at - now())
-    const jar: Jar = { cookies: new Map() }
+    const jar: Jar = given ?? { cookies: new Map(), agent: plan.agent }
     v.arrivedAt = now()
-    const giveUpAt = v.arrivedAt + plan.patienceMs
+    // In a scheduled sale patience runs from the opening: the pre-queue is a wait for it.
+    const giveUpAt = (scheduled ? Math.max(v.arrivedAt, opensAtRun) : v.arrivedAt) + plan.patienceMs
+    let powAnswer: string | undefined
     for (;;) {
       if (now() > deadline) return
       const sent = now()
@@ -639,9 +796,41 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       let pollAfter: number | undefined
       let received = sent
       try {
-        const r = await call(jar, 'GET', `/_anteroom/status?room=${room}`)
+        const joining = !jar.cookies.has(queueCookie) && !jar.cookies.has(admissionCookie)
+        const answered = powAnswer
+        powAnswer = undefined
+        const sentWall = Date.now()
+        const r = await call(
+          jar,
+          'GET',
+          `/_anteroom/status?room=${room}`,
+          undefined,
+          answered === undefined ? {} : { 'anteroom-pow': answered },
+        )
         received = now()
         const state = r.json?.state
+        if (joining && (!o.powDifficulty || answered !== undefined) && state !== 'scheduled') {
+          const place = state === 'prequeue' || state === 'queued' || state === 'admitted'
+          joins.push({ network: plan.network, bot: false, sent: sentWall, received: Date.now(), status: r.status, place })
+          if (r.status === 429) joins[joins.length - 1]!.retryAfter = Number.isFinite(r.retryAfter)
+        }
+        // Proof of work: solved as the page's worker does, and sent at once with the next status request.
+        const challenge = (r.json?.challenge ?? (r.json?.error as Record<string, unknown> | undefined)?.challenge) as
+          | { value?: unknown; difficulty?: unknown }
+          | undefined
+        if (typeof challenge?.value === 'string' && typeof challenge.difficulty === 'number') {
+          const solved = await browserSolve(challenge.value, challenge.difficulty)
+          v.powSolves = (v.powSolves ?? 0) + 1
+          v.powHashes = (v.powHashes ?? 0) + solved.hashes
+          v.powMs = (v.powMs ?? 0) + solved.ms
+          powAnswer = solved.answer
+          continue
+        }
+        const ticket = typeof r.json?.ticket === 'string' ? r.json.ticket : undefined
+        if (ticket !== undefined) v.ticket = ticket
+        if (ticket !== undefined && state === 'prequeue' && !v.prequeueTickets?.includes(ticket)) (v.prequeueTickets ??= []).push(ticket)
+        const drawn = r.json?.draw as { rank?: unknown } | undefined
+        if (ticket !== undefined && typeof drawn?.rank === 'number') v.drawShown = [ticket, drawn.rank]
         if (typeof r.json?.refreshSeconds === 'number') refresh = r.json.refreshSeconds
         if (typeof r.json?.nextPollSeconds === 'number' && r.json.nextPollSeconds > 0) pollAfter = r.json.nextPollSeconds
         if (v.lastPollSent !== undefined) v.maxGapMs = Math.max(v.maxGapMs ?? 0, sent - v.lastPollSent)
@@ -655,7 +844,8 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
           v.sessionEnd = sent + sessionMs
           break
         }
-        if (state === 'queued' || state === 'paused' || state === 'recovering') {
+        if (state === 'queued' || state === 'paused' || state === 'recovering' || state === 'prequeue') {
+          if (state === 'prequeue') v.joinedAt ??= sent
           v.lastQueuedSent = sent
           // Sorted by the fault: answered before it began, or sent after the store was back.
           if (!faultStarted) v.lastQueuedBeforeFault = sent
@@ -678,7 +868,11 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
             if (fault === undefined) failed('poll 200 recovering (no fault)')
             else fault.recovering = [fault.recovering?.[0] ?? received, received]
           }
-        } else {
+        } else if (r.status === 429 && joining && (r.json?.error as { code?: unknown } | undefined)?.code === 'ERR_TOO_MANY_JOINS') {
+          // Over the network cap: try again when the edge says.
+          v.refusedJoins = (v.refusedJoins ?? 0) + 1
+          if (r.retryAfter !== undefined && Number.isFinite(r.retryAfter)) pollAfter = r.retryAfter
+        } else if (state !== 'scheduled') {
           if (fault !== undefined && r.status === 503 && state === 'busy') fault.busy++
           else failed(`poll ${r.status} ${typeof state === 'string' ? state : 'no state'}`)
         }
@@ -697,6 +891,8 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       }
       await sleep(next - now())
     }
+    // A bot's place: the session is held, nothing bought.
+    if (plan.bot) return
     lastAdmittedJar = jar
     // Admitted: look at the seat map and maybe buy one or two seats, then browse a while.
     try {
@@ -738,6 +934,100 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     }
   }
 
+  // The bot farm: clients on a few /24s of their own (127.0.1.0/24, 127.0.2.0/24, ...), one address each,
+  // each joining every few sale seconds, without cookies, after as many places as it can take.
+  const botPlaces: VisitorRecord[] = []
+  const botTasks: Promise<void>[] = []
+  const botAgents: Agent[] = []
+  const botStats = { joins: 0, places: 0, refused: 0, challenges: 0, solved: 0, solveMs: 0 }
+  async function bot(b: number, farm: NonNullable<SimOptions['bots']>) {
+    const k = b % farm.networks
+    const a = new Agent({ connections: 4, keepAliveTimeout: 10_000, localAddress: `127.0.${k + 1}.${Math.floor(b / farm.networks) + 1}` })
+    botAgents.push(a)
+    const network = `127.0.${k + 1}.0/24`
+    const every = ((farm.everySeconds ?? 5) / o.scale) * 1000
+    const first = scheduled ? prequeueAtRun : 0
+    const last = scheduled ? opensAtRun : (o.curve.durationSeconds / o.scale) * 1000
+    // Each starts in the first half of the pre-queue (of the arrivals) and stops a sale minute after its end.
+    await sleep(first + (random() * (last - first)) / 2 - now())
+    const url = `/_anteroom/status?room=${room}`
+    for (let mine = 0; mine < (farm.places ?? 50) && now() < last + (60 / o.scale) * 1000 && now() < deadline; ) {
+      const jar: Jar = { cookies: new Map(), agent: a }
+      try {
+        const headers: Record<string, string> = {}
+        if (o.powDifficulty) {
+          const c = await call(jar, 'GET', url)
+          const ch = c.json?.challenge as { value?: unknown; difficulty?: unknown } | undefined
+          if (typeof ch?.value === 'string' && typeof ch.difficulty === 'number') {
+            botStats.challenges++
+            const t = performance.now()
+            // The reference solver, one hash at a time (node:crypto, as a bot's own machine would).
+            headers['anteroom-pow'] = await solveChallenge(ch.value, ch.difficulty, nodeDigest)
+            botStats.solveMs += performance.now() - t
+            botStats.solved++
+          }
+        }
+        const sent = now()
+        const sentWall = Date.now()
+        const r = await call(jar, 'GET', url, undefined, headers)
+        const state = r.json?.state
+        if (state !== 'scheduled') {
+          const place = state === 'prequeue' || state === 'queued' || state === 'admitted'
+          const rec: JoinRecord = { network, bot: true, sent: sentWall, received: Date.now(), status: r.status, place }
+          if (r.status === 429) {
+            rec.retryAfter = Number.isFinite(r.retryAfter)
+            botStats.refused++
+          }
+          joins.push(rec)
+          botStats.joins++
+          if (place) {
+            mine++
+            botStats.places++
+            const v: VisitorRecord = { id: 1_000_000 + botPlaces.length, arrivedAt: 0, abandoned: false, tickets: [], bot: true }
+            if (typeof r.json?.ticket === 'string') v.ticket = r.json.ticket
+            if (state === 'prequeue' && v.ticket !== undefined) {
+              v.joinedAt = sent
+              v.prequeueTickets = [v.ticket]
+            }
+            botPlaces.push(v)
+            // The place is kept: polled as the page would, until admitted.
+            const plan = { at: now(), agent: a, network, bot: true, quits: false, patienceMs: 0, buys: false, browseMs: 0, jitter: random }
+            botTasks.push(visit(v, plan, jar))
+          }
+        }
+      } catch (err) {
+        failed(`bot request failed: ${err instanceof Error ? err.name : 'error'}`)
+      }
+      await sleep(every * (0.9 + 0.2 * random()))
+    }
+  }
+
+  // The draw: its commitment during the pre-queue, and after the sale every page of it.
+  let commitmentBefore: string | undefined
+  const drawPeek = (async () => {
+    if (!scheduled) return
+    await sleep((prequeueAtRun + opensAtRun) / 2 - now())
+    try {
+      const d = await call({ cookies: new Map() }, 'GET', `/_anteroom/draw?room=${room}`)
+      if (typeof d.json?.commitment === 'string') commitmentBefore = d.json.commitment
+    } catch {
+      // No commitment seen: the verdict then checks the seed against the one published after.
+    }
+  })()
+  async function publishedDraw(): Promise<PublishedDraw | undefined> {
+    const pages: Record<string, unknown>[] = []
+    for (let offset = 0; ; ) {
+      const r = await call({ cookies: new Map() }, 'GET', `/_anteroom/draw?room=${room}&offset=${offset}&limit=1000`)
+      if (r.status !== 200 || r.json === undefined) return undefined
+      pages.push(r.json)
+      const list = (r.json.draw as unknown[] | undefined) ?? []
+      offset += list.length
+      if (r.json.state !== 'drawn' || list.length === 0 || offset >= Number(r.json.entrants)) break
+    }
+    return { ...pages[0], draw: pages.flatMap((p) => (p.draw as PublishedDraw['draw'] | undefined) ?? []) } as PublishedDraw
+  }
+  let draw: PublishedDraw | undefined
+
   let booking: BookingOutcome
   let realSeconds: number
   try {
@@ -749,7 +1039,10 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       const gone = visitors.filter((v) => v.abandoned).length
       log(`  ${(now() / 1000).toFixed(0)} s: admitted ${admitted}, gave up ${gone}, requests ${requests}`)
     }, 5000)
-    await Promise.all([...visitors.map((v, i) => visit(v, plans[i]!)), faultDone])
+    const farm = o.bots && o.bots.count > 0 ? o.bots : undefined
+    const bots = Array.from({ length: farm?.count ?? 0 }, (_, b) => bot(b, farm!))
+    await Promise.all([...visitors.map((v, i) => visit(v, plans[i]!)), faultDone, drawPeek, ...bots])
+    await Promise.all(botTasks)
     clearInterval(progress)
     realSeconds = now() / 1000
     sampling = false
@@ -758,9 +1051,11 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     await collect()
     if (stack.invariant) booking = await stack.invariant()
     else booking = await remoteInvariant(lastAdmittedJar)
+    if (scheduled) draw = await publishedDraw()
   } finally {
     sampling = false
     await agent.close().catch(() => {})
+    for (const a of [...humanAgents, ...botAgents]) await a.close().catch(() => {})
     await stack.stop()
   }
 
@@ -790,23 +1085,85 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
   // Without the store's reservation in the samples, the room looks emptier than it is for a session
   // length after a loss (the slots kept for the sessions from before): left out too.
   const seesReserved = samples.some((x) => x.reserved !== undefined)
+  // Before a scheduled sale opens the line is long and nobody may be admitted: not a slow rate either;
+  // nor the second after it, which its first burst (a second's admissions at once) used up.
+  if (scheduled) excluded.push([Number.NEGATIVE_INFINITY, opensAtRun + 1000])
   if (fault) excluded.push([fault.start, fault.end + (seesReserved ? recovery : Math.max(recovery, sessionMs)) + 1000])
+  // Bot places take slots like anyone's: in the store-side verdicts, not in the waits. In a scheduled
+  // sale a wait runs from the opening (nobody is admitted before it).
+  const all = botPlaces.length > 0 ? [...visitors, ...botPlaces] : visitors
+  if (scheduled)
+    for (const v of all) {
+      v.requestedAt = v.arrivedAt
+      v.arrivedAt = Math.max(v.arrivedAt, opensAtRun)
+    }
   const verdicts: Verdict[] = [
-    activeVerdict(visitors, samples, real.totalActiveUsers, sessionMs),
-    ...rateVerdicts(visitors, samples, {
+    activeVerdict(all, samples, real.totalActiveUsers, sessionMs),
+    ...rateVerdicts(all, samples, {
       perMinute: real.newUsersPerMinute,
       record: admissions,
       totalActiveUsers: real.totalActiveUsers,
       excluded,
     }),
-    fifoVerdict(visitors, abandonAfterMs, fault),
+    fifoVerdict(all, abandonAfterMs, fault),
     ...(fault ? [placesVerdict(visitors, abandonAfterMs, fault), recoveryVerdict(fault, admissions, recovery, o.scale)] : []),
-    abandonedVerdict(visitors, samples, { sessionMs, abandonAfterMs, slackMs: 1000, fault }),
+    abandonedVerdict(all, samples, { sessionMs, abandonAfterMs, slackMs: 1000, fault }),
     ...bookingVerdicts(visitors, booking),
-    everyoneVerdict(visitors),
+    everyoneVerdict(all),
     waitVerdict(visitors, o.scale, o.maxP99WaitSeconds),
     etaVerdict(visitors, o.etaRequired ?? false),
   ]
+  let scheduledOutcome: ScheduledOutcome | undefined
+  if (scheduled) {
+    const ranks = new Map((draw?.draw ?? []).map((e) => [e.ticket, e.rank]))
+    // The store's record: the first admission of each visitor (members are "visitor:ms").
+    const firstAdmission = new Map<string, number>()
+    for (const [member, at] of recorded) {
+      const t = member.slice(0, member.lastIndexOf(':'))
+      if (!firstAdmission.has(t) || at < firstAdmission.get(t)!) firstAdmission.set(t, at)
+    }
+    verdicts.push(
+      drawVerdict(draw, {
+        commitmentBefore,
+        prequeueTickets: all.flatMap((v) => v.prequeueTickets ?? []),
+        shownRanks: all.flatMap((v) => (v.drawShown ? [v.drawShown] : [])),
+        admissions: [...firstAdmission],
+        opensAt: opensWall,
+        script: draw ? await verifyDrawScript(draw) : undefined,
+      }),
+      arrivalRankVerdict(
+        // Each human's first place in the pre-queue.
+        visitors
+          .filter((v) => v.joinedAt !== undefined && ranks.has(v.prequeueTickets?.[0] ?? ''))
+          .map((v) => ({ joinedAt: v.joinedAt!, rank: ranks.get(v.prequeueTickets![0]!)! })),
+      ),
+      fifoAfterOpeningVerdict(all, opensWall * 1000, abandonAfterMs),
+    )
+    const solved = visitors.filter((v) => (v.powSolves ?? 0) > 0)
+    const ms = solved.map((v) => v.powMs! / v.powSolves!).sort((a, b) => a - b)
+    scheduledOutcome = {
+      prequeueAt: prequeueAtRun,
+      opensAt: opensAtRun,
+      prequeueHumans: visitors.filter((v) => v.joinedAt !== undefined).length,
+      lateHumans: visitors.filter((v) => v.joinedAt === undefined && v.serverArrival !== undefined).length,
+      lateButCameBefore: visitors.filter((v) => v.joinedAt === undefined && v.serverArrival !== undefined && v.requestedAt! < opensAtRun)
+        .length,
+      drawn: draw?.entrants ?? 0,
+      draw,
+      joins,
+      humanNetworks: humanAgents.length || 1,
+    }
+    if (o.bots && o.bots.count > 0) scheduledOutcome.bots = { clients: o.bots.count, networks: o.bots.networks, ...botStats }
+    if (solved.length > 0) {
+      scheduledOutcome.humanPow = {
+        solves: solved.reduce((n, v) => n + v.powSolves!, 0),
+        meanHashes: solved.reduce((n, v) => n + v.powHashes!, 0) / solved.reduce((n, v) => n + v.powSolves!, 0),
+        meanMs: ms.reduce((a, b) => a + b, 0) / ms.length,
+        p95Ms: ms[Math.min(ms.length - 1, Math.floor(ms.length * 0.95))]!,
+      }
+    }
+  }
+  if (cap > 0) verdicts.push(networkCapVerdict(joins, cap))
   if (o.edgeUrl) {
     scaling.notes.push(
       `External edge: its room settings were not set by the simulator; the verdicts assume the "given to the edge" column. ` +
@@ -848,5 +1205,21 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     errorKinds,
     fault,
     admissions,
+    ...(scheduledOutcome ? { scheduled: scheduledOutcome } : {}),
+    ...(botPlaces.length > 0 ? { botPlaces } : {}),
   }
+}
+
+/** scripts/verify-draw.mjs, the shipped independent check, on the draw as published (saved to a file). */
+function verifyDrawScript(d: PublishedDraw): Promise<{ ok: boolean; output: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'anteroom-sim-draw-'))
+  const file = join(dir, 'draw.json')
+  writeFileSync(file, JSON.stringify(d))
+  const script = fileURLToPath(new URL('../scripts/verify-draw.mjs', import.meta.url))
+  return new Promise((done) =>
+    execFile(process.execPath, [script, file], (err, _stdout, stderr) => {
+      rmSync(dir, { recursive: true, force: true })
+      done({ ok: err === null, output: stderr.trim().split('\n')[0] ?? '' })
+    }),
+  )
 }

@@ -1,29 +1,39 @@
 // The sale simulator (sim/): a CI-sized compressed sale that must pass every verdict, the verdicts
 // themselves on synthetic timelines (each must catch its violation), and the what-if model on cases
 // small enough to work out by hand.
+import { createHash, createHmac } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { predict } from '../sim/predict.js'
 import { renderReport } from '../sim/report.js'
-import { scaleLimits, simulate, tokenArrival } from '../sim/simulate.js'
+import { rng, scaleLimits, scheduledArrivalTimes, simulate, tokenArrival } from '../sim/simulate.js'
 import {
   abandonedVerdict,
   activeVerdict,
+  arrivalRankVerdict,
   bookingVerdicts,
+  checkDraw,
   densestWindow,
+  drawOrderInversions,
+  drawVerdict,
   etaAccuracy,
   etaVerdict,
   everyoneVerdict,
   extraWait,
+  fifoAfterOpeningVerdict,
   fifoInversions,
   fifoVerdict,
+  type JoinRecord,
   maxCertainActive,
+  networkCapVerdict,
+  type PublishedDraw,
   paceBound,
   placesVerdict,
   rateVerdicts,
   recoveryVerdict,
   type StoreFault,
   type StoreSample,
+  spearman,
   type VisitorRecord,
   worstWindow,
 } from '../sim/verdicts.js'
@@ -274,6 +284,128 @@ describe('verdicts on synthetic timelines', () => {
   })
 })
 
+/** A draw as the edge publishes it, made here with node:crypto: `n` tickets in draw order. */
+function syntheticDraw(n: number): PublishedDraw {
+  const seed = createHash('sha256').update('sim-test-seed').digest('hex')
+  const tickets = Array.from({ length: n }, (_, i) => `t${String(i).padStart(3, '0')}`)
+  const value = (t: string) => createHmac('sha256', Buffer.from(seed, 'hex')).update(`demo:${t}`).digest('hex')
+  const sorted = tickets
+    .map((ticket) => ({ ticket, value: value(ticket) }))
+    .sort((a, b) =>
+      a.value.slice(0, 10) < b.value.slice(0, 10) ? -1 : a.value.slice(0, 10) > b.value.slice(0, 10) ? 1 : a.ticket < b.ticket ? -1 : 1,
+    )
+  const commitment = createHash('sha256').update(Buffer.from(seed, 'hex')).digest('hex')
+  return { room: 'demo', state: 'drawn', commitment, seed, entrants: n, draw: sorted.map((e, i) => ({ rank: i + 1, ...e })) }
+}
+
+describe('scheduled-sale verdicts on synthetic data', () => {
+  it('the draw: checked as verify-draw.mjs does; tickets, shown ranks and the admission order against it', () => {
+    const d = syntheticDraw(20)
+    expect(checkDraw(d)).toEqual([])
+    const swapped = structuredClone(d)
+    ;[swapped.draw[0]!.ticket, swapped.draw[1]!.ticket] = [swapped.draw[1]!.ticket, swapped.draw[0]!.ticket]
+    expect(checkDraw(swapped).length).toBeGreaterThan(0)
+    expect(checkDraw({ ...d, commitment: '00'.repeat(32) })).toContain('SHA-256(seed) is not the commitment')
+    expect(checkDraw({ ...d, entrants: 21 })).toContain('20 entries listed, 21 in the draw')
+    const tickets = d.draw.map((e) => e.ticket)
+    // Admitted in rank order, two at a time (same ms: not ordered among themselves).
+    const inOrder = d.draw.map((e, i) => [e.ticket, 1000 + Math.floor(i / 2)] as const)
+    const ok = { commitmentBefore: d.commitment!, prequeueTickets: tickets, shownRanks: [], admissions: inOrder, opensAt: 1000 }
+    expect(drawVerdict(d, ok).ok).toBe(true)
+    expect(drawVerdict(d, { ...ok, commitmentBefore: 'ff'.repeat(32) }).ok).toBe(false)
+    expect(drawVerdict(d, { ...ok, prequeueTickets: [...tickets, 'x'] }).ok).toBe(false)
+    expect(drawVerdict(d, { ...ok, prequeueTickets: tickets.slice(1) }).ok).toBe(false)
+    expect(drawVerdict(d, { ...ok, shownRanks: [[d.draw[0]!.ticket, 1]] }).ok).toBe(true)
+    expect(drawVerdict(d, { ...ok, shownRanks: [[d.draw[0]!.ticket, 2]] }).ok).toBe(false)
+    expect(drawVerdict(d, { ...ok, admissions: [...inOrder.slice(1), [inOrder[0]![0], 999]] }).ok).toBe(false)
+    expect(drawVerdict(undefined, ok).ok).toBe(false)
+    // Rank 1 admitted after rank 3: one inversion; ties in the same ms are none.
+    const ranks = new Map(d.draw.map((e) => [e.ticket, e.rank]))
+    const [r1, r2, r3] = d.draw.map((e) => e.ticket)
+    expect(
+      drawOrderInversions(ranks, [
+        [r3!, 5],
+        [r2!, 5],
+        [r1!, 5],
+      ]).count,
+    ).toBe(0)
+    expect(
+      drawOrderInversions(ranks, [
+        [r3!, 5],
+        [r2!, 6],
+        [r1!, 7],
+      ]),
+    ).toMatchObject({ count: 2, example: [r2, r3] })
+    expect(
+      drawVerdict(d, {
+        ...ok,
+        admissions: [
+          [r3!, 1005],
+          [r1!, 1006],
+        ],
+      }).ok,
+    ).toBe(false)
+  })
+
+  it('Spearman ρ: ±1 for monotone data, near 0 for independent data; the verdict fails when rank follows arrival', () => {
+    expect(spearman([1, 2, 3, 4], [10, 20, 30, 40])).toBeCloseTo(1)
+    expect(spearman([1, 2, 3, 4], [4, 3, 2, 1])).toBeCloseTo(-1)
+    expect(spearman([1, 1, 2, 2], [1, 1, 2, 2])).toBeCloseTo(1)
+    const random = rng(3)
+    const n = 2000
+    const independent = Array.from({ length: n }, (_, i) => ({ joinedAt: i, rank: 0, key: random() }))
+      .sort((a, b) => a.key - b.key)
+      .map((x, rank) => ({ joinedAt: x.joinedAt, rank: rank + 1 }))
+    expect(arrivalRankVerdict(independent).ok).toBe(true)
+    expect(arrivalRankVerdict(independent.map((x) => ({ joinedAt: x.joinedAt, rank: x.joinedAt + 1 }))).ok).toBe(false)
+    // Early arrivals a little favoured: ranks of the first half drawn from the better 60%.
+    const favoured = Array.from({ length: n }, (_, i) => ({ joinedAt: i, rank: (i < n / 2 ? 0 : 0.4 * n) + random() * 0.6 * n }))
+    expect(arrivalRankVerdict(favoured).ok).toBe(false)
+  })
+
+  it('network cap: more than the cap of certain places in one store minute fails, so does a 429 without Retry-After', () => {
+    const join = (network: string, sent: number, place: boolean, extra: Partial<JoinRecord> = {}): JoinRecord => ({
+      network,
+      bot: true,
+      sent,
+      received: sent + 50,
+      status: place ? 200 : 429,
+      place,
+      ...(place ? {} : { retryAfter: true }),
+      ...extra,
+    })
+    const three = [join('a', 1000, true), join('a', 2000, true), join('a', 3000, true), join('a', 4000, false), join('b', 4000, true)]
+    expect(networkCapVerdict(three, 3).ok).toBe(true)
+    expect(networkCapVerdict([...three, join('a', 5000, true)], 3).ok).toBe(false)
+    // The next minute is a new window; a join answered across the boundary is in neither for certain.
+    expect(networkCapVerdict([...three, join('a', 60_000, true)], 3).ok).toBe(true)
+    expect(networkCapVerdict([...three, join('a', 59_990, true)], 3).ok).toBe(true)
+    expect(networkCapVerdict([...three, join('a', 6000, false, { retryAfter: false })], 3).ok).toBe(false)
+  })
+
+  it('FIFO after the opening: later arrivals in order, and none granted before a pre-queue visitor who kept polling', () => {
+    const opensUs = 10_000_000
+    // Drawn visitors have arrivals before the opening, later ones after it.
+    const drawn = admitted(1, 0, 100, 200, opensUs - 5)
+    const late = [admitted(2, 0, 300, 400, opensUs + 1), admitted(3, 0, 500, 600, opensUs + 2)]
+    expect(fifoAfterOpeningVerdict([drawn, ...late], opensUs).ok).toBe(true)
+    // The drawn one still queued at 700, after a later arrival was admitted at 400.
+    expect(fifoAfterOpeningVerdict([admitted(1, 0, 700, 800, opensUs - 5), ...late], opensUs)).toMatchObject({
+      ok: false,
+      measured: '0 among 2 later arrivals; 2 ahead of the pre-queue',
+    })
+    expect(fifoAfterOpeningVerdict([drawn, admitted(2, 0, 700, 800, opensUs + 1), late[1]!], opensUs).ok).toBe(false)
+  })
+
+  it('scheduled arrivals: a few before the pre-queue, most in it with a spike at its end, a tenth after the opening', () => {
+    const t = scheduledArrivalTimes(10_000, 600, 30, rng(1))
+    const share = (lo: number, hi: number) => t.filter((x) => x >= lo && x < hi).length / t.length
+    expect(share(0, 30)).toBeCloseTo(0.02, 2)
+    expect(share(615, 630)).toBeGreaterThan(0.33)
+    expect(share(630, Number.POSITIVE_INFINITY)).toBeCloseTo(0.1, 1)
+  })
+})
+
 describe('what-if model', () => {
   const limits = {
     totalActiveUsers: 10,
@@ -501,4 +633,59 @@ describe('a CI-sized Redis loss', () => {
       expect(html).toContain('<h2>Store fault</h2>')
     })
   }
+})
+
+describe('a CI-sized scheduled sale', () => {
+  it('1,500 humans over a 5-min pre-queue with a bot farm on 3 networks, proof of work 8, network cap 10, 30x: every verdict passes (node edge)', {
+    timeout: 120_000,
+  }, async () => {
+    const r = await simulate({
+      // Enough humans that |ρ| < 0.1 does not fail by chance: with n independent ranks ρ has a standard
+      // deviation of about 1 / √(n − 1): 0.028 for the ~1,300 who got into the pre-queue here.
+      visitors: 1500,
+      curve: { kind: 'scheduled', durationSeconds: 300 },
+      limits: { totalActiveUsers: 1000, newUsersPerMinute: 300, sessionDurationSeconds: 300, refreshSeconds: 60, abandonAfterSeconds: 180 },
+      scale: 30,
+      abandonShare: 0.1,
+      patienceSeconds: 300,
+      buyShare: 0.5,
+      seed: 11,
+      maxRealSeconds: 90,
+      bots: { count: 6, networks: 3, places: 30 },
+      powDifficulty: 8,
+      networkCap: 10,
+    })
+    mkdirSync('.tmp/sim', { recursive: true })
+    writeFileSync('.tmp/sim/ci-report-scheduled.html', renderReport(r))
+    expect(r.verdicts.filter((v) => !v.ok).map((v) => `${v.name}: ${v.measured} [${v.limit}]`)).toEqual([])
+    const names = r.verdicts.map((v) => v.name)
+    for (const name of [
+      'pre-queue order = the verified draw',
+      'rank independent of pre-queue arrival',
+      'FIFO after the opening',
+      'no join above the network cap got a place',
+      'FIFO inversions',
+      'everyone who kept polling was admitted',
+    ])
+      expect(names).toContain(name)
+    expect(
+      Object.keys(r.errorKinds).filter((k) => k !== 'poll 503 busy'),
+      JSON.stringify(r.errorKinds),
+    ).toEqual([])
+    const s = r.scheduled!
+    // The draw holds the humans of the pre-queue and the bots' places; the shipped script agreed. (Most
+    // of the spike's humans get in before the opening; the proof of work, not compressed, delays some.)
+    expect(s.prequeueHumans).toBeGreaterThan(750)
+    expect(s.lateHumans).toBeGreaterThan(50)
+    expect(s.drawn).toBeGreaterThanOrEqual(s.prequeueHumans)
+    expect(r.verdicts.find((v) => v.name === 'pre-queue order = the verified draw')?.measured).toContain('verify-draw.mjs')
+    // The farm solved its challenges, hit the cap (429s) and got at most 10 places a network a minute.
+    expect(s.bots?.solved).toBeGreaterThan(0)
+    expect(s.bots?.refused).toBeGreaterThan(0)
+    expect(s.bots!.places).toBeLessThanOrEqual(3 * 10 * 2)
+    // Every human solved a challenge and none was refused by the cap (their own networks).
+    expect(s.humanPow?.solves).toBeGreaterThanOrEqual(1500)
+    expect(s.joins.filter((j) => !j.bot && j.status === 429)).toEqual([])
+    expect(r.booking.sold).toBe(r.booking.seats)
+  })
 })
