@@ -1,17 +1,8 @@
 // Stepped sales on a manual clock: a deterministic PRNG and a queue of timed events that run in
 // time order (then in the order they were added), so that a sale runs the same every time.
 
-/** A small deterministic PRNG (mulberry32), as the simulator's. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+/** The simulator's small deterministic PRNG (mulberry32). */
+export { rng } from '../../sim/simulate.js'
 
 /** Events by time (then insertion), so that a sale runs the same every time. */
 export class Events {
