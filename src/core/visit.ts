@@ -85,6 +85,9 @@ export type Verdict =
    */
   | { kind: 'open'; status: VisitorStatus; session: Session; place: KeptPlace }
 
+/** The arrival in the queue token of a visitor who holds an identity but no place (an ended one). */
+export const NO_PLACE = 0
+
 /** How long an open admission lasts; it is never renewed, so the visitor's queue token takes over after it. */
 export const OPEN_ADMISSION_MS = 60_000
 
@@ -221,9 +224,9 @@ function decide(
   if (result.state === 'admitted') {
     return { kind: 'admit', status, session: { arrival: result.arrival, expires: result.sessionExpires, now: result.now } }
   }
-  // An ended visitor keeps their identity (so they stay out) but no place: should an admin let them
-  // back, their token's arrival is the time of this answer, not the head of the line.
-  const arrival = result.state === 'ended' ? result.now * 1000 : result.arrival
+  // An ended visitor keeps their identity (so they stay out) but no place: their token's arrival is
+  // NO_PLACE, so that should an admin let them back, they join at the back as they come.
+  const arrival = result.state === 'ended' ? NO_PLACE : result.arrival
   return {
     kind: 'wait',
     status,

@@ -6,7 +6,7 @@ import type { QueuedPoll } from '../core/eta.js'
 import type { ChallengeStatus } from '../core/pow.js'
 import { newVisitorId } from '../core/queue-token.js'
 import { admissionLimits, type RoomSettings, type Schedule, schedulePhase } from '../core/settings.js'
-import { asksStore, decideVisit, type KeptPlace, type PollOutcome, type Verdict, type VisitorStatus } from '../core/visit.js'
+import { asksStore, decideVisit, type KeptPlace, NO_PLACE, type PollOutcome, type Verdict, type VisitorStatus } from '../core/visit.js'
 import { signAdmission } from './admission.js'
 import { queueCookieName, readCookie, serializeCookie } from './cookies.js'
 import type { EdgeContext } from './edge-context.js'
@@ -25,8 +25,10 @@ export type Answer =
 /** @param endedVisitor the visitor of an admission whose session an admin ended: they stay who they are (and out). */
 export async function visit(edge: EdgeContext, room: RoomSettings, req: Incoming, endedVisitor?: string): Promise<Answer> {
   const now = edge.now()
-  const ticket = await edge.deps.queueTokens.verify(readCookie(req.cookie, queueCookieName(room.id)), room.id, now)
-  let visitor = endedVisitor ?? ticket?.visitor
+  const token = await edge.deps.queueTokens.verify(readCookie(req.cookie, queueCookieName(room.id)), room.id, now)
+  // A token of an identity without a place (an ended visitor's) keeps who they are, and restores nothing.
+  const ticket = token?.arrival === NO_PLACE ? undefined : token
+  let visitor = endedVisitor ?? token?.visitor
   if (visitor === undefined && asksPow(room) && asksStore(room, now)) {
     // A new place only for a solved challenge: its visitor id, so a replayed answer yields this same place.
     const gate = await powGate(edge, room, req)
