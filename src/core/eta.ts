@@ -105,18 +105,27 @@ export function lookFor(prev: LineObservation | undefined): WatchLook {
   return { ranks: [...ranks, -1], visitors: prev === undefined ? [] : [...prev.followed.keys()] }
 }
 
+/**
+ * The index of the last [rank, expiry] sample whose field `at` (0: rank, 1: expiry) is at most `x`
+ * (0 when none is): both are ascending. A binary search.
+ */
+function lastAtOrBelow(e: readonly (readonly [number, number])[], at: 0 | 1, x: number): number {
+  let lo = 0
+  let hi = e.length - 1
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1
+    if ((e[mid] as readonly [number, number])[at] <= x) lo = mid
+    else hi = mid - 1
+  }
+  return lo
+}
+
 /** How many of the active set's entries expire by `t` (ms), interpolated between the sampled ranks. */
 export function expiredBy(s: Pick<LineSnapshot, 'active' | 'expiries'>, t: number): number {
   const e = s.expiries
   const first = e[0]
   if (first === undefined || t < first[1]) return 0
-  let lo = 0
-  let hi = e.length - 1
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1
-    if ((e[mid] as readonly [number, number])[1] <= t) lo = mid
-    else hi = mid - 1
-  }
+  const lo = lastAtOrBelow(e, 1, t)
   const [ra, ea] = e[lo] as readonly [number, number]
   const next = e[lo + 1]
   if (next === undefined) return Math.min(s.active, ra + 1)
@@ -126,13 +135,7 @@ export function expiredBy(s: Pick<LineSnapshot, 'active' | 'expiries'>, t: numbe
 
 /** The expiry of the entry at `rank` (fractional ranks too), interpolated between the sampled ranks. */
 function expiryAt(e: readonly (readonly [number, number])[], rank: number): number {
-  let lo = 0
-  let hi = e.length - 1
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1
-    if ((e[mid] as readonly [number, number])[0] <= rank) lo = mid
-    else hi = mid - 1
-  }
+  const lo = lastAtOrBelow(e, 0, rank)
   const [ra, ea] = e[lo] as readonly [number, number]
   const next = e[lo + 1]
   if (next === undefined || rank <= ra) return ea

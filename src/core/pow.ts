@@ -11,7 +11,7 @@ import type { Digest, Mac } from '../ports/crypto.js'
 import { safeEqual } from './compare.js'
 import { newVisitorId, VISITOR_ID } from './queue-token.js'
 import { ROOM_ID, type RoomSettings } from './settings.js'
-import type { VisitorStatus } from './visit.js'
+import { noPlace, type VisitorStatus } from './visit.js'
 
 /** The request header a client answers with. Like every anteroom-* header, it never reaches the origin. */
 export const POW_HEADER = 'anteroom-pow'
@@ -129,13 +129,7 @@ export function challengeStatus(room: RoomSettings, challenge: PowChallenge, now
   return {
     room: room.id,
     state: 'challenge',
-    position: null,
-    ahead: null,
-    waiting: null,
-    etaSeconds: null,
-    etaRange: null,
-    refreshSeconds: room.refreshSeconds,
-    nextPollSeconds: room.refreshSeconds,
+    ...noPlace(room),
     challenge: {
       value: challenge.value,
       difficulty: challenge.difficulty,

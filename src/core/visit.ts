@@ -114,11 +114,9 @@ export function scheduleStatus(room: RoomSettings, now: number): ScheduleStatus 
   }
 }
 
-/** A status with no place in line: closed, busy, ended, or a scheduled room before its pre-queue. */
-export function statusWithoutPlace(room: RoomSettings, state: 'closed' | 'busy' | 'ended' | 'scheduled'): VisitorStatus {
+/** The numbers of a status with no place in line (none), and when to look again (a refresh). */
+export function noPlace(room: RoomSettings) {
   return {
-    room: room.id,
-    state,
     position: null,
     ahead: null,
     waiting: null,
@@ -127,6 +125,11 @@ export function statusWithoutPlace(room: RoomSettings, state: 'closed' | 'busy' 
     refreshSeconds: room.refreshSeconds,
     nextPollSeconds: room.refreshSeconds,
   }
+}
+
+/** A status with no place in line: closed, busy, ended, or a scheduled room before its pre-queue. */
+export function statusWithoutPlace(room: RoomSettings, state: 'closed' | 'busy' | 'ended' | 'scheduled'): VisitorStatus {
+  return { room: room.id, state, ...noPlace(room) }
 }
 
 export function admittedStatus(room: RoomSettings): VisitorStatus {

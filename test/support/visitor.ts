@@ -1,5 +1,9 @@
 // A test visitor with a cookie jar, driving an edge through app.request(): a Hono app, or the Worker in workerd.
+import type { VisitorStatus } from '../../src/core/visit.js'
 import type { RequestTarget } from './runtimes.js'
+
+/** The status JSON (core/visit.ts VisitorStatus), any state: proof of work adds `challenge`. */
+export type StatusBody = Omit<VisitorStatus, 'state'> & { state: string }
 
 export class Visitor {
   readonly cookies = new Map<string, string>()
@@ -32,19 +36,7 @@ export class Visitor {
   }
 
   /** Polls the JSON status of a room. */
-  async status(
-    app: RequestTarget,
-    room: string,
-  ): Promise<{
-    state: string
-    position: number | null
-    ahead: number | null
-    waiting: number | null
-    etaSeconds: number | null
-    etaRange: [number, number] | null
-    refreshSeconds: number
-    nextPollSeconds: number
-  }> {
+  async status(app: RequestTarget, room: string): Promise<StatusBody> {
     const res = await this.request(app, `/_anteroom/status?room=${room}`, { json: true })
     return res.json() as never
   }
