@@ -177,6 +177,14 @@ export const ERRORS = {
     api: 'The seats are busy; please try again',
     retryAfterSeconds: 1,
   },
+  /** The PostgreSQL server is out of reach (stopped, restarting, the connection cut); see src/adapters/postgres/unavailable.ts. */
+  ERR_DB_UNAVAILABLE: {
+    status: 503,
+    title: 'We are busy right now',
+    visitor: 'The booking system cannot be reached right now. Please try again in a moment.',
+    api: 'The booking database is unavailable; try again',
+    retryAfterSeconds: 1,
+  },
   // --- admission checks at an origin (src/origin/verify.ts) -------------------------------------
   ERR_ADMISSION_MISSING: unauthorized('No Anteroom-Admission header: this service is only reachable through the waiting room'),
   ERR_ADMISSION_INVALID: unauthorized('The admission token is malformed'),
