@@ -17,10 +17,16 @@ export interface PostgresServer {
   port: number
   /** postgres://postgres@127.0.0.1:<port>/anteroom */
   url: string
-  /** pid of the postmaster */
-  pid: number
+  /** pid of the postmaster (a new one after a restart) */
+  readonly pid: number
   /** the temp directory holding the cluster (`data/`), the unix socket and `postgres.log` */
   dataDir: string
+  /**
+   * Stops the postmaster (fast shutdown: open transactions are rolled back and clients disconnected),
+   * runs `whileDown` once it has exited, if given, then starts it again on the same port and data
+   * directory and resolves when it accepts connections. Resolves to the new postmaster's pid.
+   */
+  restart(whileDown?: () => Promise<void>): Promise<number>
   stop(): Promise<void>
 }
 
@@ -58,6 +64,7 @@ export async function startPostgres(): Promise<PostgresServer> {
   // Both run with the temp dir as cwd: the postgres user may not be able to read ours.
   const as = { cwd: dataDir, ...(user ?? {}) }
   let child: ChildProcess | undefined
+  let stopped = false
   try {
     if (user) await chown(dataDir, user.uid, user.gid)
     await mkdir(data, { mode: 0o700 })
@@ -77,19 +84,33 @@ export async function startPostgres(): Promise<PostgresServer> {
       full_page_writes: 'off',
       max_connections: '200',
     }
-    const logFd = openSync(log, 'a')
     const args = ['-D', data, '-p', String(port), ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])]
-    child = spawn(join(bin, 'postgres'), args, { ...as, stdio: ['ignore', logFd, logFd] })
-    closeSync(logFd)
-    const proc = child
-    const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()))
     // If the test process dies without running stop(), take the postmaster down with it (immediate shutdown).
     const onExit = () => {
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGQUIT')
+      if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGQUIT')
     }
     process.once('exit', onExit)
 
-    const pid = await waitForPostmaster(proc, data, port, log)
+    /** Starts the postmaster on the data directory and port; resolves with its pid once it accepts connections. */
+    const launch = async (): Promise<number> => {
+      const logFd = openSync(log, 'a')
+      const proc = spawn(join(bin, 'postgres'), args, { ...as, stdio: ['ignore', logFd, logFd] })
+      closeSync(logFd)
+      child = proc
+      return waitForPostmaster(proc, data, port, log)
+    }
+    /** Fast shutdown: roll back open transactions, disconnect clients, checkpoint; SIGQUIT after 10 s. */
+    const halt = async (): Promise<void> => {
+      const proc = child
+      if (!proc || proc.exitCode !== null || proc.signalCode !== null) return
+      const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()))
+      proc.kill('SIGINT')
+      const timer = setTimeout(() => proc.kill('SIGQUIT'), 10_000)
+      await exited
+      clearTimeout(timer)
+    }
+
+    let pid = await launch()
     const url = `postgres://postgres@127.0.0.1:${port}/anteroom`
     const admin = postgres(`postgres://postgres@127.0.0.1:${port}/postgres`, { max: 1, onnotice: () => {} })
     try {
@@ -101,16 +122,21 @@ export async function startPostgres(): Promise<PostgresServer> {
     return {
       port,
       url,
-      pid,
+      get pid() {
+        return pid
+      },
       dataDir,
+      async restart(whileDown) {
+        if (stopped) throw new Error('the PostgreSQL server was stopped')
+        await halt()
+        await whileDown?.()
+        pid = await launch()
+        return pid
+      },
       async stop() {
+        stopped = true
         process.removeListener('exit', onExit)
-        if (proc.exitCode === null && proc.signalCode === null) {
-          proc.kill('SIGINT') // fast shutdown: roll back open transactions, disconnect clients, checkpoint
-          const timer = setTimeout(() => proc.kill('SIGQUIT'), 10_000)
-          await exited
-          clearTimeout(timer)
-        }
+        await halt()
         await rm(dataDir, { recursive: true, force: true })
       },
     }
