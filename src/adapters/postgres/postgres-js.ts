@@ -1,69 +1,245 @@
-// Db on a PostgreSQL server through the `postgres` driver. Every statement is prepared, once per
-// connection, so a statement with parameters costs one round trip (Bind/Execute/Sync) after the
-// first, instead of two (Parse/Describe/Flush, then Bind/Execute/Sync).
+// Db on a PostgreSQL server through the `postgres` driver (3.4.9). Every statement is prepared, once
+// per connection, so a statement with parameters costs one round trip (Bind/Execute/Sync) after the
+// first instead of two (Parse/Describe/Flush, then Bind/Execute/Sync).
 //
-// Two pools, so that a transaction never shares a connection with pooled statements. The driver
-// pipelines prepared statements onto busy connections, and sql.begin() sends its BEGIN down the same
-// path: when the BEGIN lands behind other statements on a connection whose pipeline is then full
-// (max_pipeline, 100) or whose socket reports back-pressure, the driver skips reserving that
-// connection for the transaction. PostgreSQL runs the BEGIN anyway; the driver then fails the
-// transaction with UNSAFE_TRANSACTION and leaves the pooled connection inside the open transaction,
-// where the next statements of other requests run and are never committed (acknowledged writes lost
-// when the connection closes). On a pool that runs only transactions, a connection is idle whenever
-// the driver hands it a BEGIN, so the BEGIN is always the first thing sent and the connection is
-// always reserved (test/postgres-prepared.test.ts).
+// Single statements run on one pool, pipelined. Transactions run on connections of their own, each a
+// client of one connection that runs one transaction at a time (BEGIN ... COMMIT sent here), never
+// through the driver's sql.begin(), for two reasons:
+// - sql.begin() reserves its connection only if its BEGIN is written with room left in that
+//   connection's pipeline. Prepared statements are pipelined onto busy connections (unprepared ones
+//   with parameters never are: each waits for its Describe), so under a rush the BEGIN could land as
+//   the 100th message (max_pipeline) or meet socket back-pressure. PostgreSQL ran the BEGIN anyway;
+//   the driver failed the transaction with UNSAFE_TRANSACTION and left the pooled connection inside
+//   the open transaction, where other requests' statements then ran until some later COMMIT, ROLLBACK
+//   or close decided their fate (test/postgres-prepared.test.ts).
+// - When its connection is lost mid-transaction, sql.begin() still writes its ROLLBACK to the closed
+//   connection: a TypeError thrown from a timer (Immediate.nextWrite), which ends the process.
 //
-// Connection failures (the server stopped or restarting) surface as ERR_DB_UNAVAILABLE, a 503 with
-// Retry-After (./unavailable.ts).
+// The driver does not recover cleanly from a lost connection either: a connection whose socket died
+// with a write buffered keeps that write and reuses it on reconnecting (the server reads garbage, or
+// the start-up message is never flushed and the connect times out); a connection killed while the
+// driver fetches the server's array types rejects a promise nobody holds (an unhandled rejection); a
+// connection closed cleanly during start-up can leave its query waiting forever. So a client that
+// lost a connection is retired: new work goes to a fresh client, the old one finishes what it can
+// for a second and is then destroyed, failing the rest. The array types fetched by the first client
+// are handed to the next ones, which do not fetch them again. And no statement waits for an answer
+// longer than NO_ANSWER_MS (longer than the session's statement_timeout).
+//
+// Connection failures surface as ERR_DB_UNAVAILABLE, a 503 with Retry-After (./unavailable.ts).
 import postgres from 'postgres'
 import type { Db, Sql } from './db.js'
-import { unavailable } from './unavailable.js'
+import { isDbUnavailable, noAnswer, unavailable } from './unavailable.js'
 
 type Params = Parameters<postgres.Sql['unsafe']>[1]
+type Client = postgres.Sql
+type ClientMore = Partial<postgres.Options<Record<string, never>>>
+
+/** Session-wide statement_timeout: backs up the per-transaction ones, also for single statements. */
+const STATEMENT_TIMEOUT_MS = 10_000
+/** A statement not answered by then fails as ERR_DB_UNAVAILABLE, and its client is retired. */
+const NO_ANSWER_MS = STATEMENT_TIMEOUT_MS + 5000
+/** How long a retired client may finish the work it has before it is destroyed, seconds. */
+const RETIRE_SECONDS = 1
 
 export interface PostgresDbOptions {
-  /** Connections in all: the statement pool's and the transaction pool's (default 10). */
+  /** Connections in all: the statement pool's and the transaction connections (default 10). */
   max?: number
   /** Of those, the connections that run transactions (default a third of max, at least 1). */
   transactionMax?: number
+  /**
+   * How many statements may wait behind the one running on a statement connection (the driver's
+   * max_pipeline, default 100). More is fewer round trips under load; fewer is less waiting behind a
+   * statement that waits for a lock.
+   */
+  maxPipeline?: number
+}
+
+/** The driver's array types (text[] and the like), learnt by the first client that fetched them. */
+interface ArrayTypes {
+  parsers: Record<number, unknown>
+  serializers: Record<number, unknown>
+  typeArrayMap: Record<number, number>
+}
+
+interface ClientOptions {
+  parsers: Record<number, unknown>
+  serializers: Record<number, unknown>
+  fetch_types: boolean
+  shared: { typeArrayMap: Record<number, number> }
 }
 
 export function postgresDb(url: string, options: PostgresDbOptions = {}): Db {
   const max = options.max ?? 10
   const transactionMax = options.transactionMax ?? Math.max(1, Math.floor(max / 3))
-  const pool = (size: number) =>
-    postgres(url, {
+  let types: ArrayTypes | undefined
+  /** Clients that may still fetch the array types themselves: until the first one has them. */
+  const fetching = new Set<Client>()
+  let closed = false
+
+  function newClient(size: number, more: ClientMore = {}): Client {
+    const client = postgres(url, {
       max: size,
       onnotice: () => {},
-      // A session-wide statement_timeout backs up the per-transaction ones, also for single statements.
-      connection: { statement_timeout: 10_000 },
-      // While the server is away, every request waiting for a connection fails at once (ERR_DB_UNAVAILABLE)
-      // instead of one per growing back-off delay; a new connection is tried as soon as a request needs one.
+      connection: { statement_timeout: STATEMENT_TIMEOUT_MS },
+      // While the server is away, a request waiting for a connection fails at once instead of after a
+      // growing back-off delay; a new connection is tried as soon as a request needs one.
       backoff: () => 0,
       connect_timeout: 5,
+      fetch_types: types === undefined,
+      ...more,
     })
-  const statements = pool(Math.max(1, max - transactionMax))
-  const transactions = pool(transactionMax)
-  const wrap = (run: postgres.Sql | postgres.TransactionSql): Sql => ({
-    async query<T>(text: string, params: unknown[] = []) {
+    if (types === undefined) fetching.add(client)
+    else giveTypes(client, types)
+    return client
+  }
+
+  function giveTypes(client: Client, known: ArrayTypes): void {
+    const o = client.options as unknown as ClientOptions
+    o.fetch_types = false
+    Object.assign(o.parsers, known.parsers)
+    Object.assign(o.serializers, known.serializers)
+    Object.assign(o.shared.typeArrayMap, known.typeArrayMap)
+  }
+
+  /**
+   * After a client's first answer, its connection has fetched the array types: they are kept, and no
+   * client connects with a fetch of its own from now on (a connection already starting still does).
+   */
+  function learnTypes(client: Client): void {
+    if (types !== undefined || !fetching.has(client)) return
+    const o = client.options as unknown as ClientOptions
+    types = { parsers: { ...o.parsers }, serializers: { ...o.serializers }, typeArrayMap: { ...o.shared.typeArrayMap } }
+    for (const c of fetching) giveTypes(c, types)
+    fetching.clear()
+  }
+
+  function retire(client: Client): void {
+    fetching.delete(client)
+    client.end({ timeout: RETIRE_SECONDS }).catch(() => {})
+  }
+
+  /** One statement on client, answered within NO_ANSWER_MS or failed; prepared when it has parameters. */
+  async function send<T>(client: Client, text: string, params: unknown[]): Promise<T[]> {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(noAnswer(NO_ANSWER_MS)), NO_ANSWER_MS)
+    })
+    try {
+      const rows = (await Promise.race([client.unsafe(text, params as Params, { prepare: params.length > 0 }), late])) as unknown as T[]
+      learnTypes(client)
+      return rows
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  // --- single statements: one pool, replaced by a fresh one when it loses a connection ---
+  const statementMax = Math.max(1, max - transactionMax)
+  // max_pipeline is an option of the driver (src/index.js) that its type declarations leave out.
+  const statementOptions = (options.maxPipeline === undefined ? {} : { max_pipeline: options.maxPipeline }) as ClientMore
+  let statements = newClient(statementMax, statementOptions)
+
+  async function statement<T>(text: string, params: unknown[]): Promise<T[]> {
+    const client = statements
+    try {
+      return await send<T>(client, text, params)
+    } catch (err) {
+      if (isDbUnavailable(err) && client === statements && !closed) {
+        statements = newClient(statementMax, statementOptions)
+        retire(client)
+      }
+      throw unavailable(err)
+    }
+  }
+
+  // --- transactions: clients of one connection, one transaction at a time each ---
+  interface Lane {
+    client: Client
+    /** Counts the closes of the lane's connection: a transaction whose connection closed is over. */
+    closes: number
+    /** closes when the lane was last released. */
+    released: number
+  }
+  const newLane = (): Lane => {
+    const lane: Lane = { client: undefined as unknown as Client, closes: 0, released: 0 }
+    lane.client = newClient(1, {
+      max_lifetime: null,
+      onclose: () => {
+        lane.closes++
+      },
+    })
+    return lane
+  }
+  const idle: Lane[] = Array.from({ length: transactionMax }, newLane)
+  const lanes = new Set(idle)
+  const waiting: ((lane: Lane) => void)[] = []
+
+  const renew = (lane: Lane): Lane => {
+    lanes.delete(lane)
+    retire(lane.client)
+    const fresh = newLane()
+    lanes.add(fresh)
+    return fresh
+  }
+  const acquire = (): Promise<Lane> => {
+    const lane = idle.pop()
+    return lane !== undefined ? Promise.resolve(lane) : new Promise((resolve) => waiting.push(resolve))
+  }
+  const release = (lane: Lane): void => {
+    const next = waiting.shift()
+    if (next) next(lane)
+    else idle.push(lane)
+  }
+
+  async function transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
+    let lane = await acquire()
+    if (closed) {
+      release(lane)
+      throw unavailable(Object.assign(new Error('the database was closed'), { code: 'CONNECTION_ENDED' }))
+    }
+    // Its connection closed while idle (the server restarted, say): a fresh client, as below.
+    if (lane.closes !== lane.released) lane = renew(lane)
+    const closes = lane.closes
+    let lost = false
+    const run = async <R>(text: string, params: unknown[] = []): Promise<R[]> => {
+      // A connection that closed took its transaction with it: nothing more may run as part of it.
+      if (lost || lane.closes !== closes) {
+        lost = true
+        throw unavailable(Object.assign(new Error('the connection closed during the transaction'), { code: 'CONNECTION_CLOSED' }))
+      }
       try {
-        return (await run.unsafe(text, params as Params, { prepare: true })) as unknown as T[]
+        return await send<R>(lane.client, text, params)
       } catch (err) {
+        if (isDbUnavailable(err)) lost = true
         throw unavailable(err)
       }
-    },
-  })
+    }
+    try {
+      await run('BEGIN')
+      const result = await fn({ query: run })
+      await run('COMMIT')
+      return result
+    } catch (err) {
+      if (!lost) {
+        await run('ROLLBACK').catch(() => {
+          lost = true
+        })
+      }
+      throw err
+    } finally {
+      // A lost connection is not reconnected (see above): the lane gets a fresh client.
+      if (!closed && (lost || lane.closes !== closes)) lane = renew(lane)
+      lane.released = lane.closes
+      release(lane)
+    }
+  }
+
   return {
-    ...wrap(statements),
-    async transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
-      try {
-        return (await transactions.begin((tx) => fn(wrap(tx)))) as T
-      } catch (err) {
-        throw unavailable(err)
-      }
-    },
+    query: <T>(text: string, params: unknown[] = []) => statement<T>(text, params),
+    transaction,
     async close() {
-      await Promise.all([statements.end({ timeout: 5 }), transactions.end({ timeout: 5 })])
+      closed = true
+      await Promise.all([statements.end({ timeout: 5 }), ...[...lanes].map((l) => l.client.end({ timeout: 5 }))])
     },
   }
 }

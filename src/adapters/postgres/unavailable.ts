@@ -18,6 +18,8 @@ const CONNECTION_CODES = new Set([
   'ENETUNREACH',
   'ENOTFOUND',
   'EAI_AGAIN',
+  // ./postgres-js.ts gave up waiting for an answer (noAnswer below).
+  'NO_ANSWER',
 ])
 
 /**
@@ -37,4 +39,9 @@ export function isDbUnavailable(err: unknown): boolean {
 export function unavailable(err: unknown): unknown {
   if (!isDbUnavailable(err)) return err
   return new AnteroomError('ERR_DB_UNAVAILABLE', 'The booking database is unavailable; try again', { cause: err })
+}
+
+/** The error for a statement that got no answer in time: the client gave up on it and its connection. */
+export function noAnswer(ms: number): Error {
+  return Object.assign(new Error(`PostgreSQL did not answer within ${ms} ms`), { code: 'NO_ANSWER' })
 }
