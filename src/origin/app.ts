@@ -9,7 +9,7 @@ import { type Context, Hono } from 'hono'
 import { AnteroomError, errorSpec, isAnteroomError } from '../core/errors.js'
 import { errorBody, renderError } from '../http/errors.js'
 import type { PaymentProvider } from '../ports/payments.js'
-import type { EventInfo, Hold, SeatStore, StoredAnswer } from '../ports/seat-store.js'
+import type { EventInfo, Hold, Payment, SeatStore, StoredAnswer } from '../ports/seat-store.js'
 import { type BodyEnv, jsonBodies } from './body.js'
 import { demoPage } from './page.js'
 import { type Admission, type AdmissionCheckOptions, requireAdmission } from './verify.js'
@@ -18,7 +18,10 @@ export interface OriginDeps {
   seats: SeatStore
   payments: PaymentProvider
   admission: AdmissionCheckOptions
-  /** How long a repeat of an Idempotency-Key waits for the first request to finish, ms. */
+  /**
+   * How long a repeat of an Idempotency-Key waits for the first request to finish, ms: then a first
+   * request in this process is answered ERR_IN_PROGRESS, and one elsewhere is taken as stopped and resumed.
+   */
   repeatWaitMs?: number
   /** Send Anteroom-Command: end-session with a confirmed purchase (and its replays); default false. */
   endSessionOnPurchase?: boolean
@@ -54,6 +57,23 @@ function readSeats(c: Context<Env>, event: EventInfo): string[] {
   }
   if (new Set(seats).size !== seats.length) throw badBody('seats: names a seat twice', 'seats')
   return seats as string[]
+}
+
+/** Whether p settles (either way) before the deadline (a Date.now() value). */
+async function settles(p: Promise<unknown>, deadline: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()))
+  })
+  const settled = p.then(
+    () => true,
+    () => true,
+  )
+  try {
+    return await Promise.race([settled, late])
+  } finally {
+    clearTimeout(timer)
+  }
 }
 
 /** A checkout's answer, stored with its payment so that a repeat of the Idempotency-Key replays it. */
@@ -138,6 +158,84 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
     return c.json(answer.body as object, answer.status as 200)
   }
 
+  /** Checkouts running in this process, by Idempotency-Key: a repeat here waits for the first one. */
+  const running = new Map<string, Promise<StoredAnswer>>()
+  /**
+   * Keys whose checkout failed in this process after its payment row was written (the database went
+   * away mid-checkout): nothing runs them any more, so their next repeat finishes them at once.
+   */
+  const abandoned = new Set<string>()
+
+  const stored = (p: Payment): StoredAnswer => ({ status: p.responseStatus as number, body: p.response })
+
+  /** Records how a checkout ended unless another request for its key did first, and returns the stored answer. */
+  async function finish(key: string, status: 'refunded' | 'failed', chargeId: string | null, ended: StoredAnswer): Promise<StoredAnswer> {
+    await store.finishPayment(key, status, chargeId, ended)
+    const p = await store.getPayment(key)
+    return p?.responseStatus != null ? stored(p) : ended
+  }
+
+  /**
+   * One checkout for a key. A key whose first request stopped before storing its answer (the
+   * database went away after the charge, say) is resumed by its repeat: the charge is asked for again
+   * by the same key (the provider returns the first charge), then booked or refunded. A resumed
+   * checkout may run alongside its first request in another process: the provider charges once per
+   * key, a finish only writes over a pending payment (payment-finish.sql), and a lost hold is only
+   * refunded when no request for the key booked it.
+   */
+  async function checkout(key: string, hold: Hold, amountCents: number, deadline: number): Promise<StoredAnswer> {
+    const seen = await store.beginPayment({ key, holdId: hold.id, holder: hold.holder, amountCents })
+    if (seen !== undefined) {
+      if (seen.holdId !== hold.id || seen.holder !== hold.holder) {
+        throw new AnteroomError('ERR_IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used for another checkout')
+      }
+      // A repeat: answer what the first request answered, waiting for it if it may still be running
+      // in another process; at the deadline, or at once if it failed here, it is resumed.
+      for (let payment: Payment | undefined = seen; ; payment = await store.getPayment(key)) {
+        if (payment?.responseStatus != null) return stored(payment)
+        if (abandoned.has(key) || Date.now() >= deadline) break
+        await new Promise((r) => setTimeout(r, 50))
+      }
+    }
+    abandoned.delete(key)
+    return charged(key, hold, amountCents, seen !== undefined)
+  }
+
+  async function charged(key: string, hold: Hold, amountCents: number, resumed: boolean): Promise<StoredAnswer> {
+    // A resumed checkout may have been charged already, so it does not take this short cut: it asks for
+    // the charge again and refunds it below if the hold is gone.
+    if (!hold.live && !resumed) {
+      const lost = failedCheckout(new AnteroomError('ERR_HOLD_LOST', 'The hold has expired or ended; nothing was charged'), {
+        refunded: false,
+      })
+      return finish(key, 'failed', null, lost)
+    }
+    let chargeId: string
+    try {
+      chargeId = (await payments.charge({ idempotencyKey: key, amountCents, holder: hold.holder })).chargeId
+    } catch (err) {
+      if (!isAnteroomError(err, 'ERR_PAYMENT_DECLINED')) throw err
+      return finish(key, 'failed', null, failedCheckout(err, {}))
+    }
+    const booked = await store.book({
+      hold,
+      paymentKey: key,
+      chargeId,
+      answer: (tickets) => ({ status: 200, body: { booked: true, holdId: hold.id, chargeId, amountCents, tickets } }),
+    })
+    if (booked !== undefined) return booked
+    // Not booked: another request for this key may have booked the hold meanwhile; then that is the answer.
+    const now = await store.getPayment(key)
+    if (now?.status === 'confirmed' && now.responseStatus != null) return stored(now)
+    // The hold was lost while the payment ran: give the money back and say so.
+    await payments.refund(chargeId)
+    const refunded = failedCheckout(
+      new AnteroomError('ERR_HOLD_LOST', 'The hold expired and the seats went to someone else; your payment was refunded'),
+      { refunded: true, chargeId },
+    )
+    return finish(key, 'refunded', chargeId, refunded)
+  }
+
   app.post('/holds/:hold/confirm', async (c) => {
     const key = c.req.header('idempotency-key')
     if (key === undefined || !IDEMPOTENCY_KEY.test(key)) {
@@ -147,52 +245,27 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
     }
     const hold = await ownHold(c)
     const amountCents = hold.priceCents * hold.seats.length
-    const seen = await store.beginPayment({ key, holdId: hold.id, holder: hold.holder, amountCents })
-    if (seen !== undefined) {
-      if (seen.holdId !== hold.id || seen.holder !== hold.holder) {
-        throw new AnteroomError('ERR_IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used for another checkout')
-      }
-      // A repeat: answer what the first request answered, waiting for it if it is still running.
-      for (let waited = 0; ; waited += 50) {
-        const payment = await store.getPayment(key)
-        if (payment?.responseStatus != null) return replay(c, { status: payment.responseStatus, body: payment.response })
+    const deadline = Date.now() + repeatWaitMs
+    // A repeat of a checkout running in this process waits for it (then replays its answer, or resumes it).
+    for (let first = running.get(key); first !== undefined; first = running.get(key)) {
+      if (!(await settles(first, deadline))) {
         // Retry-After: 1 (the registry's).
-        if (waited >= repeatWaitMs)
-          return answer(c, new AnteroomError('ERR_IN_PROGRESS', 'This checkout is still being processed; try again'))
-        await new Promise((r) => setTimeout(r, 50))
+        return answer(c, new AnteroomError('ERR_IN_PROGRESS', 'This checkout is still being processed; try again'))
       }
     }
-    if (!hold.live) {
-      const lost = failedCheckout(new AnteroomError('ERR_HOLD_LOST', 'The hold has expired or ended; nothing was charged'), {
-        refunded: false,
-      })
-      await store.finishPayment(key, 'failed', null, lost)
-      return replay(c, lost)
-    }
-    let chargeId: string
+    const attempt = checkout(key, hold, amountCents, deadline)
+    running.set(key, attempt)
     try {
-      chargeId = (await payments.charge({ idempotencyKey: key, amountCents, holder: hold.holder })).chargeId
+      return replay(c, await attempt)
     } catch (err) {
-      if (!isAnteroomError(err, 'ERR_PAYMENT_DECLINED')) throw err
-      const declined = failedCheckout(err, {})
-      await store.finishPayment(key, 'failed', null, declined)
-      return replay(c, declined)
+      // A decline or a lost hold is a stored answer; this is anything else, the database away mostly.
+      // The payment row may have been written (or its answer lost): the next repeat resumes it at once.
+      abandoned.add(key)
+      if (abandoned.size > 10_000) abandoned.delete(abandoned.values().next().value as string)
+      throw err
+    } finally {
+      if (running.get(key) === attempt) running.delete(key)
     }
-    const booked = await store.book({
-      hold,
-      paymentKey: key,
-      chargeId,
-      answer: (tickets) => ({ status: 200, body: { booked: true, holdId: hold.id, chargeId, amountCents, tickets } }),
-    })
-    if (booked !== undefined) return replay(c, booked)
-    // The hold was lost while the payment ran: give the money back and say so.
-    await payments.refund(chargeId)
-    const refunded = failedCheckout(
-      new AnteroomError('ERR_HOLD_LOST', 'The hold expired and the seats went to someone else; your payment was refunded'),
-      { refunded: true, chargeId },
-    )
-    await store.finishPayment(key, 'refunded', chargeId, refunded)
-    return replay(c, refunded)
   })
 
   app.delete('/holds/:hold', async (c) => {
