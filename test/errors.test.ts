@@ -7,6 +7,7 @@ import { createLocalJWKSet } from 'jose'
 import { describe, expect, it } from 'vitest'
 import { memoryStores } from '../src/adapters/memory/stores.js'
 import { nodeMac } from '../src/adapters/node/mac.js'
+import { unavailable } from '../src/adapters/postgres/unavailable.js'
 import { loadConfig } from '../src/config/index.js'
 import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../src/core/admission-token.js'
 import { AnteroomError, ERRORS, type ErrorCode, isErrorCode, problemOf } from '../src/core/errors.js'
@@ -210,5 +211,38 @@ describe('one renderer for the edge, the admin API and the booking origin', () =
     expect(html).toContain(ERRORS.ERR_ORIGIN_TIMEOUT.title)
     expect(html).toContain(ERRORS.ERR_ORIGIN_TIMEOUT.visitor)
     expect(html).not.toContain('undici')
+  })
+})
+
+describe('the booking database out of reach', () => {
+  it('is ERR_DB_UNAVAILABLE, a 503 with Retry-After: 1, for each way the driver says a connection failed; other errors are not', async () => {
+    const apps = await threeApps()
+    const driver = (code: string) => Object.assign(new Error(`driver said ${code}`), { code })
+    for (const code of [
+      'ECONNREFUSED',
+      'ECONNRESET',
+      'CONNECTION_CLOSED',
+      'CONNECTION_ENDED',
+      'CONNECTION_DESTROYED',
+      'CONNECT_TIMEOUT',
+      'NO_ANSWER',
+      '57P01',
+      '57P03',
+      '08006',
+    ]) {
+      const err = unavailable(driver(code))
+      expect(err, code).toBeInstanceOf(AnteroomError)
+      expect((err as AnteroomError).cause, code).toMatchObject({ code })
+      const { origin } = await apps.answers(err)
+      expect(await rendering(origin), code).toMatchObject({
+        status: 503,
+        headers: { 'retry-after': '1' },
+        body: { error: { code: 'ERR_DB_UNAVAILABLE', message: ERRORS.ERR_DB_UNAVAILABLE.api } },
+      })
+    }
+    // A lock timeout, a deadlock or a broken statement is not the database being away.
+    for (const code of ['55P03', '40P01', '42601', 'UNSAFE_TRANSACTION'])
+      expect(unavailable(driver(code)), code).not.toBeInstanceOf(AnteroomError)
+    expect(unavailable(new TypeError('no code'))).toBeInstanceOf(TypeError)
   })
 })

@@ -5,6 +5,7 @@
 // finished by its repeat with the same Idempotency-Key and charged once; no seat is sold twice and
 // sold = tickets = paid afterwards; the pool reconnects by itself.
 import { createLocalJWKSet } from 'jose'
+import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { TestPaymentProvider } from '../src/adapters/payments/test-provider.js'
 import type { Db } from '../src/adapters/postgres/db.js'
@@ -308,5 +309,44 @@ describe('PostgreSQL restarted mid-rush', () => {
     })
     expect(bought).toMatchObject({ status: 200, body: { booked: true, amountCents: 1000 } })
     expect(await store.invariant('after-night')).toEqual({ sold: 1, tickets: 1, paid: 1 })
+  })
+
+  it('a backend killed mid-transaction: nothing of that transaction is committed, and the next transaction and statements run', async () => {
+    const admin = postgres(pg.url, { max: 1, onnotice: () => {} })
+    try {
+      await db.query('CREATE TABLE kill_probe (id int PRIMARY KEY)')
+      const killed = db.transaction(async (tx) => {
+        await tx.query('INSERT INTO kill_probe VALUES ($1)', [1])
+        const [me] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
+        await admin`SELECT pg_terminate_backend(${me?.pid ?? 0})`
+        // Once the backend is gone (and its connection's close has had time to arrive), the rest of the
+        // transaction must not run on a new connection, in autocommit.
+        for (;;) {
+          const [left] = await admin`SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ${me?.pid ?? 0}`
+          if (left?.n === 0) break
+        }
+        await admin`SELECT 1`
+        await tx.query('INSERT INTO kill_probe VALUES ($1)', [2])
+      })
+      await expect(killed).rejects.toMatchObject({ code: 'ERR_DB_UNAVAILABLE' })
+      expect(await db.query('SELECT id FROM kill_probe')).toEqual([])
+      await db.transaction((tx) => tx.query('INSERT INTO kill_probe VALUES ($1)', [3]))
+      expect(await db.query('SELECT id FROM kill_probe')).toEqual([{ id: 3 }])
+
+      // Every other backend killed, the statement connections among them: a statement may meet the
+      // closed connection once (503), then the fresh client answers.
+      await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`
+      let answer: unknown
+      for (let attempt = 0; attempt < 2 && answer === undefined; attempt++) {
+        answer = await db.query<{ x: number }>('SELECT $1::int AS x', [7]).catch((err: { code?: string }) => {
+          expect(err.code).toBe('ERR_DB_UNAVAILABLE')
+          return undefined
+        })
+      }
+      expect(answer).toEqual([{ x: 7 }])
+      expect(await db.query<{ a: string[] }>('SELECT $1::text[] AS a', [['A1', 'B2']])).toEqual([{ a: ['A1', 'B2'] }])
+    } finally {
+      await admin.end({ timeout: 5 })
+    }
   })
 })
