@@ -24,7 +24,8 @@ export interface PostgresServer {
   /**
    * Stops the postmaster (fast shutdown: open transactions are rolled back and clients disconnected),
    * runs `whileDown` once it has exited, if given, then starts it again on the same port and data
-   * directory and resolves when it accepts connections. Resolves to the new postmaster's pid.
+   * directory (also when `whileDown` threw) and resolves when it accepts connections, to the new
+   * postmaster's pid.
    */
   restart(whileDown?: () => Promise<void>): Promise<number>
   stop(): Promise<void>
@@ -129,8 +130,11 @@ export async function startPostgres(): Promise<PostgresServer> {
       async restart(whileDown) {
         if (stopped) throw new Error('the PostgreSQL server was stopped')
         await halt()
-        await whileDown?.()
-        pid = await launch()
+        try {
+          await whileDown?.()
+        } finally {
+          pid = await launch()
+        }
         return pid
       },
       async stop() {
