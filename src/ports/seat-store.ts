@@ -1,5 +1,8 @@
 // The SeatStore port: the booking origin's record of truth. PostgreSQL implements it (the server
 // through the `postgres` driver, or embedded PGlite for `npm start`), with the same SQL files.
+// An event sells numbered seats, counted items (a room type per night, a general-admission tier, each
+// with a quantity), or both; one hold may claim several of either, all or nothing.
+import type { StockSnapshot } from './claim-gate.js'
 
 export interface EventInfo {
   id: string
@@ -17,11 +20,19 @@ export interface SeatView {
   status: 'free' | 'held' | 'sold'
 }
 
+/** A counted item and how many of it a hold claims. */
+export interface ItemClaim {
+  item: string
+  quantity: number
+}
+
 export interface Hold {
   id: string
   eventId: string
   holder: string
   seats: string[]
+  /** Counted items claimed by the hold (empty for a seats-only hold). */
+  items: ItemClaim[]
   expiresAt: string
   status: 'active' | 'released' | 'confirmed'
   /** Active and unexpired on the database's clock. */
@@ -36,6 +47,9 @@ export type HoldOutcome =
   | { kind: 'taken'; taken: string[]; nearest: string[] }
   | { kind: 'limit'; limit: number; current: number }
   | { kind: 'unknown-seats'; unknown: string[] }
+  /** Some counted items have fewer left than the hold asked for. */
+  | { kind: 'short'; short: { item: string; wanted: number; left: number }[] }
+  | { kind: 'unknown-items'; unknown: string[] }
 
 export interface Payment {
   key: string
@@ -56,8 +70,11 @@ export interface StoredAnswer {
 export interface SeatStore {
   event(id: string): Promise<EventInfo | undefined>
   seatMap(eventId: string): Promise<SeatView[]>
-  /** All or nothing; the per-visitor limit counts live holds and purchases. */
-  hold(input: { event: EventInfo; holder: string; seats: string[] }): Promise<HoldOutcome>
+  /**
+   * All or nothing; the per-visitor limit counts live holds and purchases. `id` is the new hold's id
+   * (the gate marks units under it before the database decides); left out, the store makes one.
+   */
+  hold(input: { event: EventInfo; holder: string; seats: string[]; items?: ItemClaim[]; id?: string }): Promise<HoldOutcome>
   getHold(id: string): Promise<Hold | undefined>
   /** Starts a checkout for an idempotency key, or returns the checkout that key already started. */
   beginPayment(input: { key: string; holdId: string; holder: string; amountCents: number }): Promise<Payment | undefined>
@@ -78,6 +95,8 @@ export interface SeatStore {
   release(holdId: string, holder: string): Promise<string[]>
   /** Frees expired holds (housekeeping); returns how many seats it freed. */
   sweep(limit?: number): Promise<number>
+  /** What the event has, for rebuilding the claim gate: units ("seat:A1", "item:night-12"), sold, live holds. */
+  stockSnapshot(eventId: string): Promise<StockSnapshot>
   invariant(eventId: string): Promise<{ sold: number; tickets: number; paid: number }>
   close(): Promise<void>
 }

@@ -3,7 +3,8 @@
 // failures and deadlocks (40001, 40P01) are retried a few times with jitter.
 import { randomUUID } from 'node:crypto'
 import { AnteroomError } from '../../core/errors.js'
-import type { EventInfo, Hold, HoldOutcome, Payment, SeatStore, SeatView, StoredAnswer } from '../../ports/seat-store.js'
+import type { StockSnapshot } from '../../ports/claim-gate.js'
+import type { EventInfo, Hold, HoldOutcome, ItemClaim, Payment, SeatStore, SeatView, StoredAnswer } from '../../ports/seat-store.js'
 import { type Db, type Sql, sqlState } from './db.js'
 import { statement as sql } from './statements.js'
 
@@ -42,6 +43,7 @@ function toHold(r: HoldRow, event?: EventInfo): Hold {
     eventId: r.event_id,
     holder: r.holder,
     seats: r.seats,
+    items: [],
     expiresAt: iso(r.expires_at),
     status: r.status,
     live: r.live ?? true,
@@ -138,9 +140,9 @@ export class PostgresSeatStore implements SeatStore {
   }
 
   /** One statement, one round trip, whatever the outcome (see anteroom_hold in migrations/002). */
-  async hold(input: { event: EventInfo; holder: string; seats: string[] }): Promise<HoldOutcome> {
+  async hold(input: { event: EventInfo; holder: string; seats: string[]; items?: ItemClaim[]; id?: string }): Promise<HoldOutcome> {
     const { event, holder, seats } = input
-    const id = randomUUID()
+    const id = input.id ?? randomUUID()
     const [row] = await this.retrying(() =>
       this.db.query<{ result: unknown }>(sql('hold'), [event.id, holder, seats, id, `${this.lockTimeoutMs}ms`, Math.max(seats.length, 4)]),
     )
@@ -216,6 +218,12 @@ export class PostgresSeatStore implements SeatStore {
 
   async sweep(limit = 1000): Promise<number> {
     return (await this.db.query(sql('sweep'), [limit])).length
+  }
+
+  async stockSnapshot(eventId: string): Promise<StockSnapshot> {
+    const [r] = await this.db.query<{ snapshot: unknown }>(sql('stock-snapshot'), [eventId])
+    const snapshot = (typeof r?.snapshot === 'string' ? JSON.parse(r.snapshot) : r?.snapshot) as StockSnapshot
+    return { units: snapshot.units, holds: snapshot.holds.map((h) => ({ ...h, expiresAt: Number(h.expiresAt) })) }
   }
 
   async invariant(eventId: string): Promise<{ sold: number; tickets: number; paid: number }> {
