@@ -17,8 +17,8 @@ export interface GateUnit {
 export type GateClaim =
   /** Every unit had enough left: the gate marked them claimed by the hold (until ttlMs); the database decides. */
   | { kind: 'pass' }
-  /** Some unit has too little left: nothing was marked; `nearest` are free units among the candidates, in their order. */
-  | { kind: 'gone'; gone: string[]; nearest: string[] }
+  /** Some units have too little left (`left` of each): nothing was marked; `nearest` are free candidates, in their order. */
+  | { kind: 'gone'; gone: { unit: string; left: number }[]; nearest: string[] }
   /** The gate knows no stock for this event or one of the units (not loaded yet, forgotten): ask the database. */
   | { kind: 'unknown' }
 
@@ -47,25 +47,29 @@ export interface ClaimInput {
   /** Units to offer instead when some are gone, best first (the gate returns the first `nearest` free ones). */
   candidates?: string[]
   nearest?: number
+  /** Time in ms; left out, the gate uses its own clock (Redis TIME). */
+  now?: number
 }
 
 export interface ReconcileResult {
-  /** Units whose free quantity the gate had wrong, plus holds it had to add or drop. */
+  /** Units whose quantity left the gate had wrong, plus holds it had to add or drop. */
   repairs: number
+  /** The gate knew nothing of the event (first start, a flushed or new Redis) and was built afresh. */
+  rebuilt: boolean
 }
 
 export interface ClaimGate {
   /** One atomic step: refuse if any unit is gone, else mark them all claimed by the hold. */
   claim(input: ClaimInput): Promise<GateClaim>
   /** The database refused the claim, or the hold was released, expired or refunded: its units come back. */
-  release(event: string, hold: string): Promise<void>
+  release(event: string, hold: string, now?: number): Promise<void>
   /** The hold was confirmed: its units are taken for good (`units` in case the gate had already let it lapse). */
-  sold(event: string, hold: string, units: GateUnit[]): Promise<void>
+  sold(event: string, hold: string, units: GateUnit[], now?: number): Promise<void>
   /**
    * Makes the gate agree with the database. Holds the gate marked less than `graceMs` ago and the
    * database does not know yet are in flight and kept. Returns how much it had to repair.
    */
-  reconcile(event: string, snapshot: StockSnapshot, graceMs: number): Promise<ReconcileResult>
-  /** The event's counts, or undefined if the gate holds no stock for it. */
-  counts(event: string): Promise<StockCounts | undefined>
+  reconcile(event: string, snapshot: StockSnapshot, graceMs: number, now?: number): Promise<ReconcileResult>
+  /** The event's counts, or undefined if the gate holds no stock for it. Holds lapse here too. */
+  counts(event: string, now?: number): Promise<StockCounts | undefined>
 }

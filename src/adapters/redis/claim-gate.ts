@@ -1,0 +1,58 @@
+// ClaimGate on Redis: one EVALSHA a call (lua/gate-*.lua), on the event's keys (keys.ts gateKeys).
+// The same rule as the memory gate (../memory/claim-gate.ts); test/contract/claim-gate.ts runs both.
+import type { ClaimGate, ClaimInput, GateClaim, GateUnit, ReconcileResult, StockCounts, StockSnapshot } from '../../ports/claim-gate.js'
+import type { RedisClient } from './connect.js'
+import { gateKeys } from './keys.js'
+import { runScript, type Scripts } from './scripts.js'
+import { storeCall } from './store-call.js'
+
+const unitArgs = (units: GateUnit[]): (string | number)[] => [units.length, ...units.flatMap((u) => [u.unit, u.quantity])]
+
+export class RedisClaimGate implements ClaimGate {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly scripts: Scripts,
+  ) {}
+
+  async claim(input: ClaimInput): Promise<GateClaim> {
+    const args = [input.now ?? '', input.hold, input.ttlMs, ...unitArgs(input.units), input.nearest ?? 0, ...(input.candidates ?? [])]
+    const reply = (await storeCall(() => runScript(this.redis, this.scripts.gateClaim, gateKeys(input.event), args))) as [
+      string,
+      (string | number)[]?,
+      string[]?,
+    ]
+    if (reply[0] === 'pass') return { kind: 'pass' }
+    if (reply[0] !== 'gone') return { kind: 'unknown' }
+    const flat = reply[1] ?? []
+    const gone: { unit: string; left: number }[] = []
+    for (let i = 0; i + 1 < flat.length; i += 2) gone.push({ unit: String(flat[i]), left: Number(flat[i + 1]) })
+    return { kind: 'gone', gone, nearest: reply[2] ?? [] }
+  }
+
+  async release(event: string, hold: string, now?: number): Promise<void> {
+    await storeCall(() => runScript(this.redis, this.scripts.gateRelease, gateKeys(event), [now ?? '', hold]))
+  }
+
+  async sold(event: string, hold: string, units: GateUnit[], now?: number): Promise<void> {
+    await storeCall(() => runScript(this.redis, this.scripts.gateSold, gateKeys(event), [now ?? '', hold, ...unitArgs(units)]))
+  }
+
+  async reconcile(event: string, snapshot: StockSnapshot, graceMs: number, now?: number): Promise<ReconcileResult> {
+    const args: (string | number)[] = [now ?? '', graceMs, snapshot.units.length]
+    for (const u of snapshot.units) args.push(u.unit, u.capacity, u.sold)
+    args.push(snapshot.holds.length)
+    for (const h of snapshot.holds) args.push(h.id, h.expiresAt, ...unitArgs(h.units))
+    const [repairs, rebuilt] = (await storeCall(() => runScript(this.redis, this.scripts.gateReconcile, gateKeys(event), args))) as [
+      number,
+      number,
+    ]
+    return { repairs, rebuilt: rebuilt === 1 }
+  }
+
+  async counts(event: string, now?: number): Promise<StockCounts | undefined> {
+    const reply = (await storeCall(() => runScript(this.redis, this.scripts.gateCounts, gateKeys(event), [now ?? '']))) as number[]
+    if (reply.length < 4) return undefined
+    const [free, held, sold, reconciledAt] = reply as [number, number, number, number]
+    return { free, held, sold, reconciledAt }
+  }
+}
