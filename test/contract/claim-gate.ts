@@ -61,7 +61,9 @@ export function claimGateContract(name: string, make: () => Promise<ClaimGate>):
       const event = newEvent()
       await gate.reconcile(event, stock(), 2000, T0)
       for (let i = 0; i < 19; i++) {
-        expect(await gate.claim({ event, hold: `p${i}`, units: [item('night-12', 2), item('night-13', 2)], ttlMs: 60_000, now: T0 })).toEqual({
+        expect(
+          await gate.claim({ event, hold: `p${i}`, units: [item('night-12', 2), item('night-13', 2)], ttlMs: 60_000, now: T0 }),
+        ).toEqual({
           kind: 'pass',
         })
       }
