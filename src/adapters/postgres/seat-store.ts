@@ -119,6 +119,10 @@ export class PostgresSeatStore implements SeatStore {
     return event
   }
 
+  async eventIds(): Promise<string[]> {
+    return (await this.db.query<{ id: string }>(sql('event-list'))).map((r) => r.id)
+  }
+
   private async readEvent(id: string): Promise<EventInfo | undefined> {
     const [r] = await this.db.query<Record<string, unknown>>(sql('event-get'), [id])
     if (r === undefined) return undefined
