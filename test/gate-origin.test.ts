@@ -148,6 +148,25 @@ describe('the gate in front of PostgreSQL', () => {
     })
   }
 
+  it('a rush on a cold origin reads the event and its seat layout once, not once per claim', async () => {
+    const { gate } = redisGate()
+    const warm = await setup(gate)
+    expect((await hold(warm.app, warm.event, await tokenFor('first'), ['A1'])).status).toBe(201)
+    // Another origin process: its caches are empty.
+    const store = new PostgresSeatStore(db)
+    const app = createOriginApp({
+      seats: store,
+      payments: new TestPaymentProvider(),
+      gate: new OriginGate(gate, store),
+      admission: { jwksUrl: 'http://127.0.0.1:1/.well-known/jwks.json', issuer: 'anteroom', audience: 'origin', keys: jwks },
+    })
+    const rush = await Promise.all(Array.from({ length: 200 }, (_, i) => tokenFor(`cold-${i}`)))
+    const before = counted.statements
+    const answers = await Promise.all(rush.map((t) => hold(app, warm.event, t, ['A1'])))
+    expect(answers.every((a) => a.status === 409)).toBe(true)
+    expect(counted.statements - before).toBe(2)
+  })
+
   it('a claim the gate lets through is verified before PostgreSQL: a forged token gets 401 and its mark is given back', async () => {
     const { app, event, origin } = await setup(redisGate().gate)
     expect((await hold(app, event, await tokenFor('alice'), ['A1'])).status).toBe(201)

@@ -69,7 +69,8 @@ export interface GateStats {
  */
 export class OriginGate {
   readonly stats: GateStats = { failures: 0, refused: 0, passed: 0, unknown: 0 }
-  private readonly layouts = new Map<string, { layout: SeatPlace[]; until: number }>()
+  /** Shared by concurrent claims while it loads, as the store's event cache. */
+  private readonly layouts = new Map<string, { layout: Promise<SeatPlace[]>; until: number }>()
 
   constructor(
     readonly gate: ClaimGate,
@@ -77,12 +78,13 @@ export class OriginGate {
     private readonly log?: (event: string, fields: Record<string, unknown>) => void,
   ) {}
 
-  private async layout(event: string): Promise<SeatPlace[]> {
+  private layout(event: string): Promise<SeatPlace[]> {
     const cached = this.layouts.get(event)
     if (cached !== undefined && cached.until > Date.now()) return cached.layout
-    const layout = (await this.store.seatMap(event)).map(({ seat, row, number }) => ({ seat, row, number }))
+    const layout = this.store.seatMap(event).then((seats) => seats.map(({ seat, row, number }) => ({ seat, row, number })))
     if (this.layouts.size > 1000) this.layouts.clear()
     this.layouts.set(event, { layout, until: Date.now() + 60_000 })
+    layout.catch(() => this.layouts.delete(event))
     return layout
   }
 
