@@ -10,7 +10,7 @@ import { postgresDb } from '../adapters/postgres/postgres-js.js'
 import { PostgresSeatStore } from '../adapters/postgres/seat-store.js'
 import { seedEvent } from '../adapters/postgres/seed.js'
 import { RedisClaimGate } from '../adapters/redis/claim-gate.js'
-import { connectRedis, type RedisClient } from '../adapters/redis/connect.js'
+import { connectRedis, type RedisClient, whenReady } from '../adapters/redis/connect.js'
 import { luaScripts } from '../adapters/redis/scripts.js'
 import { createOriginApp } from '../origin/app.js'
 import { OriginGate } from '../origin/gate.js'
@@ -58,6 +58,9 @@ export async function buildBooking(o: BookingOptions) {
   if (claimGate === undefined && o.redisUrl !== undefined) {
     redis = connectRedis(o.redisUrl, (err) => o.log?.('gate_redis_error', { message: err.message }))
     claimGate = new RedisClaimGate(redis, luaScripts())
+    // The first reconcile builds the gate: give Redis a moment to connect (without it, sales go on
+    // on PostgreSQL alone and the next run builds it).
+    await whenReady(redis, 2000)
   }
   claimGate ??= new MemoryClaimGate()
   const gate = new OriginGate(claimGate, seats, o.log)

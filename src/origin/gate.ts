@@ -78,6 +78,11 @@ export class OriginGate {
     private readonly log?: (event: string, fields: Record<string, unknown>) => void,
   ) {}
 
+  /** Loads the event's seat layout ahead of its first claim (the layout cache otherwise fills on one). */
+  async prepare(event: string): Promise<void> {
+    await this.layout(event)
+  }
+
   private layout(event: string): Promise<SeatPlace[]> {
     const cached = this.layouts.get(event)
     if (cached !== undefined && cached.until > Date.now()) return cached.layout
