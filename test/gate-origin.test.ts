@@ -12,7 +12,7 @@ import { postgresDb } from '../src/adapters/postgres/postgres-js.js'
 import { PostgresSeatStore } from '../src/adapters/postgres/seat-store.js'
 import { seedEvent } from '../src/adapters/postgres/seed.js'
 import { RedisClaimGate } from '../src/adapters/redis/claim-gate.js'
-import { connectRedis, type RedisClient } from '../src/adapters/redis/connect.js'
+import { connectRedis, type RedisClient, whenReady } from '../src/adapters/redis/connect.js'
 import { gateKeys } from '../src/adapters/redis/keys.js'
 import { luaScripts } from '../src/adapters/redis/scripts.js'
 import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../src/core/admission-token.js'
@@ -67,9 +67,11 @@ afterAll(async () => {
   await db.close()
 })
 
-const redisGate = (url = inject('redisUrl')) => {
+/** A gate on a connected client (the production client queues nothing while it connects). */
+const redisGate = async (url = inject('redisUrl')) => {
   const client = connectRedis(url)
   clients.push(client)
+  expect(await whenReady(client, 5000)).toBe(true)
   return { gate: new RedisClaimGate(client, luaScripts()), client }
 }
 
@@ -98,6 +100,7 @@ async function setup(gate: ClaimGate, o: { rows?: string[]; holdSeconds?: number
     admission: { jwksUrl: 'http://127.0.0.1:1/.well-known/jwks.json', issuer: 'anteroom', audience: 'origin', keys: jwks },
   })
   await reconciler.run()
+  expect(reconciler.stats).toMatchObject({ runs: 1, failures: 0, rebuilds: 1 })
   return { event, app, store, origin, reconciler, payments }
 }
 
@@ -128,11 +131,11 @@ async function taken(event: string): Promise<Map<string, string>> {
 
 describe('the gate in front of PostgreSQL', () => {
   for (const [name, make] of [
-    ['redis', () => redisGate().gate],
-    ['memory', () => new MemoryClaimGate()],
+    ['redis', async () => (await redisGate()).gate],
+    ['memory', async () => new MemoryClaimGate()],
   ] as const) {
     it(`${name}: a claim the gate knows is doomed costs no statement and no signature check, and names the nearest free seats`, async () => {
-      const { app, event } = await setup(make())
+      const { app, event } = await setup(await make())
       expect((await hold(app, event, await tokenFor('winner'), ['B5'])).status).toBe(201)
       const tokensOf = await Promise.all(Array.from({ length: 50 }, (_, i) => tokenFor(`loser-${i}`)))
       const before = { ...counted }
@@ -149,7 +152,7 @@ describe('the gate in front of PostgreSQL', () => {
   }
 
   it('a rush on a cold origin reads the event and its seat layout once, not once per claim', async () => {
-    const { gate } = redisGate()
+    const { gate } = await redisGate()
     const warm = await setup(gate)
     expect((await hold(warm.app, warm.event, await tokenFor('first'), ['A1'])).status).toBe(201)
     // Another origin process: its caches are empty.
@@ -168,7 +171,7 @@ describe('the gate in front of PostgreSQL', () => {
   })
 
   it('a claim the gate lets through is verified before PostgreSQL: a forged token gets 401 and its mark is given back', async () => {
-    const { app, event, origin } = await setup(redisGate().gate)
+    const { app, event, origin } = await setup((await redisGate()).gate)
     expect((await hold(app, event, await tokenFor('alice'), ['A1'])).status).toBe(201)
     const before = { ...counted }
     const forged = await hold(app, event, await tokenFor('mallory', forger), ['A2'])
@@ -182,7 +185,7 @@ describe('the gate in front of PostgreSQL', () => {
   })
 
   it('gives the units back when PostgreSQL refuses, on a release and on a lost hold; a sale takes them for good', async () => {
-    const { app, event, store, origin, reconciler } = await setup(redisGate().gate)
+    const { app, event, store, origin, reconciler } = await setup((await redisGate()).gate)
     const counts = () => origin.gate.counts(event)
     // A hold written behind the gate's back (as while Redis was away): the gate passes, PostgreSQL refuses.
     const ev = await store.event(event)
@@ -225,7 +228,7 @@ describe('the gate in front of PostgreSQL', () => {
   })
 
   it('whatever the gate says, PostgreSQL never oversells, and after one reconcile every free seat can be claimed again', async () => {
-    const { gate, client } = redisGate()
+    const { gate, client } = await redisGate()
     const { app, event, reconciler } = await setup(gate, { maxPerVisitor: 2 })
     const seats = ['A', 'B', 'C', 'D'].flatMap((r) => Array.from({ length: 10 }, (_, i) => `${r}${i + 1}`))
     const [left, holds, units] = gateKeys(event)
@@ -292,7 +295,7 @@ describe('with Redis gone', () => {
   })
 
   it('the origin sells on PostgreSQL alone, then rebuilds the gate when Redis is back', async () => {
-    const { gate, client } = redisGate(server.url)
+    const { gate, client } = await redisGate(server.url)
     const { app, event, origin, reconciler } = await setup(gate)
     expect((await hold(app, event, await tokenFor('g1'), ['A1'])).status).toBe(201)
     await server.stop()

@@ -29,6 +29,8 @@ export interface StockCounts {
   sold: number
   /** When the gate was last reconciled with the database, ms on the gate's clock. */
   reconciledAt: number
+  /** Repairs the reconcilers made since the gate was (re)built: how often it was wrong. */
+  repairs: number
 }
 
 /** What PostgreSQL says an event has: the gate is rebuilt from it. */

@@ -35,7 +35,7 @@ export function claimGateContract(name: string, make: () => Promise<ClaimGate>):
       const gate = await make()
       const event = newEvent()
       expect(await gate.reconcile(event, stock(), 2000, T0)).toEqual({ repairs: 0, rebuilt: true })
-      expect(await gate.counts(event, T0)).toEqual({ free: 85, held: 0, sold: 0, reconciledAt: T0 })
+      expect(await gate.counts(event, T0)).toEqual({ free: 85, held: 0, sold: 0, reconciledAt: T0, repairs: 0 })
       expect(await gate.claim({ event, hold: 'h1', units: [seat('A2'), seat('A3')], ttlMs: 60_000, now: T0 + 1 })).toEqual({ kind: 'pass' })
       // The same hold asked again (a retry) passes without taking more.
       expect(await gate.claim({ event, hold: 'h1', units: [seat('A2'), seat('A3')], ttlMs: 60_000, now: T0 + 2 })).toEqual({ kind: 'pass' })
@@ -51,7 +51,7 @@ export function claimGateContract(name: string, make: () => Promise<ClaimGate>):
       expect(refused).toEqual({ kind: 'gone', gone: [{ unit: 'seat:A3', left: 0 }], nearest: ['seat:A4', 'seat:A5'] })
       // All or nothing: the refused claim marked nothing, A1 is still free.
       expect(await gate.claim({ event, hold: 'h3', units: [seat('A1')], ttlMs: 60_000, now: T0 + 4 })).toEqual({ kind: 'pass' })
-      expect(await gate.counts(event, T0 + 5)).toEqual({ free: 82, held: 3, sold: 0, reconciledAt: T0 })
+      expect(await gate.counts(event, T0 + 5)).toEqual({ free: 82, held: 3, sold: 0, reconciledAt: T0, repairs: 0 })
       // A unit the gate does not know (a seat added since): the database decides.
       expect(await gate.claim({ event, hold: 'h4', units: [seat('Z9')], ttlMs: 60_000, now: T0 + 6 })).toEqual({ kind: 'unknown' })
     })
@@ -89,7 +89,7 @@ export function claimGateContract(name: string, make: () => Promise<ClaimGate>):
       // Sold is for good: neither a release nor the hold's time running out gives it back.
       await gate.release(event, 'h2', T0 + 4)
       expect(await gate.claim({ event, hold: 'h3', units: [seat('A1')], ttlMs: 60_000, now: T0 + 120_000 })).toMatchObject({ kind: 'gone' })
-      expect(await gate.counts(event, T0 + 120_000)).toEqual({ free: 84, held: 0, sold: 1, reconciledAt: T0 })
+      expect(await gate.counts(event, T0 + 120_000)).toEqual({ free: 84, held: 0, sold: 1, reconciledAt: T0, repairs: 0 })
     })
 
     it('lets a hold lapse when its time runs out, on the clock it is given, and counts it back', async () => {
@@ -104,7 +104,7 @@ export function claimGateContract(name: string, make: () => Promise<ClaimGate>):
       // A confirm after the gate let the hold lapse (the gate's clock ahead of the database's) takes the units again.
       await gate.claim({ event, hold: 'h3', units: [item('night-13', 5)], ttlMs: 1_000, now: T0 + 10_001 })
       await gate.sold(event, 'h3', [item('night-13', 5)], T0 + 20_000)
-      expect(await gate.counts(event, T0 + 20_000)).toEqual({ free: 79, held: 1, sold: 5, reconciledAt: T0 })
+      expect(await gate.counts(event, T0 + 20_000)).toEqual({ free: 79, held: 1, sold: 5, reconciledAt: T0, repairs: 0 })
     })
 
     it('reconciles with the database: adds holds it missed, drops stale ones, keeps claims in flight, counts the repairs', async () => {
@@ -125,13 +125,14 @@ export function claimGateContract(name: string, make: () => Promise<ClaimGate>):
       const r = await gate.reconcile(event, db, 2000, T0 + 10_000)
       // Dropped 'stale' (A1 wrong), added 'missed' (A4 wrong), A5 wrong: 2 holds + 3 units.
       expect(r).toEqual({ repairs: 5, rebuilt: false })
-      expect(await gate.counts(event, T0 + 10_000)).toEqual({ free: 80 + 1, held: 3, sold: 1, reconciledAt: T0 + 10_000 })
+      expect(await gate.counts(event, T0 + 10_000)).toEqual({ free: 80 + 1, held: 3, sold: 1, reconciledAt: T0 + 10_000, repairs: 5 })
       expect(await gate.claim({ event, hold: 'x1', units: [seat('A1')], ttlMs: 1000, now: T0 + 10_001 })).toEqual({ kind: 'pass' })
       for (const s of ['A2', 'A3', 'A4', 'A5'])
         expect(await gate.claim({ event, hold: `x-${s}`, units: [seat(s)], ttlMs: 1000, now: T0 + 10_001 })).toMatchObject({ kind: 'gone' })
       // Once its grace is over, a claim the database never wrote is dropped too.
       const again = await gate.reconcile(event, db, 2000, T0 + 20_000)
       expect(again.repairs).toBeGreaterThan(0)
+      expect((await gate.counts(event, T0 + 20_000))?.repairs).toBe(5 + again.repairs)
       expect(await gate.claim({ event, hold: 'y', units: [seat('A3')], ttlMs: 1000, now: T0 + 20_001 })).toEqual({ kind: 'pass' })
       // In agreement, a reconcile repairs nothing.
       const calm = stock([], { 'seat:A5': 1 })

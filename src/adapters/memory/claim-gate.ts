@@ -18,6 +18,7 @@ interface EventGate {
   held: number
   sold: number
   reconciledAt: number
+  repairs: number
 }
 
 export class MemoryClaimGate implements ClaimGate {
@@ -132,7 +133,8 @@ export class MemoryClaimGate implements ClaimGate {
     for (const unit of old?.left.keys() ?? []) if (!left.has(unit)) repairs++
     let free = 0
     for (const n of left.values()) free += n
-    this.events.set(event, { left, holds, free, held, sold, reconciledAt: at })
+    const total = known ? (old as EventGate).repairs + repairs : 0
+    this.events.set(event, { left, holds, free, held, sold, reconciledAt: at, repairs: total })
     return known ? { repairs, rebuilt: false } : { repairs: 0, rebuilt: true }
   }
 
@@ -140,7 +142,7 @@ export class MemoryClaimGate implements ClaimGate {
     const g = this.events.get(event)
     if (g === undefined) return undefined
     this.lapse(g, now ?? this.clock())
-    return { free: g.free, held: g.held, sold: g.sold, reconciledAt: g.reconciledAt }
+    return { free: g.free, held: g.held, sold: g.sold, reconciledAt: g.reconciledAt, repairs: g.repairs }
   }
 
   /** Forgets everything, as a flushed Redis does (tests). */

@@ -51,8 +51,8 @@ export class RedisClaimGate implements ClaimGate {
 
   async counts(event: string, now?: number): Promise<StockCounts | undefined> {
     const reply = (await storeCall(() => runScript(this.redis, this.scripts.gateCounts, gateKeys(event), [now ?? '']))) as number[]
-    if (reply.length < 4) return undefined
-    const [free, held, sold, reconciledAt] = reply as [number, number, number, number]
-    return { free, held, sold, reconciledAt }
+    if (reply.length < 5) return undefined
+    const [free, held, sold, reconciledAt, repairs] = reply as [number, number, number, number, number]
+    return { free, held, sold, reconciledAt, repairs }
   }
 }

@@ -108,5 +108,6 @@ for _, id in ipairs(holdOrder) do
 end
 flush(KEYS[3], 'HSET')
 redis.call('HSET', KEYS[4], 'free', free, 'held', held, 'sold', sold, 'reconciledAt', now)
+redis.call('HINCRBY', KEYS[4], 'repairs', repairs)
 if known then return { repairs, 0 } end
 return { 0, 1 }
