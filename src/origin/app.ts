@@ -11,6 +11,7 @@ import { errorBody, renderError } from '../http/errors.js'
 import type { PaymentProvider } from '../ports/payments.js'
 import type { EventInfo, Hold, SeatStore, StoredAnswer } from '../ports/seat-store.js'
 import { type BodyEnv, jsonBodies } from './body.js'
+import { heldBody, holdAmount, readClaim, releasedBody, shortItems, unknownItems } from './claims.js'
 import { demoPage } from './page.js'
 import { type Admission, type AdmissionCheckOptions, requireAdmission } from './verify.js'
 
@@ -27,34 +28,8 @@ export interface OriginDeps {
 
 type Env = { Variables: { admission: Admission } & BodyEnv['Variables'] }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true })
-
-const MAX_SEATS_PER_REQUEST = 50
-const SEAT_NAME = /^[A-Za-z0-9-]{1,16}$/
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9_.:-]{8,200}$/
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-
-const badBody = (message: string, field?: string) => new AnteroomError('ERR_BODY', message, { field })
-
-/** Parses {"seats": [...]}; a 400 names the problem. */
-function readSeats(c: Context<Env>, event: EventInfo): string[] {
-  let body: unknown
-  try {
-    body = JSON.parse(utf8.decode(c.get('body')))
-  } catch {
-    throw badBody('The body must be JSON like {"seats": ["A1", "A2"]}')
-  }
-  const seats = (body as { seats?: unknown } | null)?.seats
-  if (!Array.isArray(seats)) throw badBody('seats: must be a list of seat names', 'seats')
-  if (seats.length === 0) throw badBody('seats: must name at least one seat', 'seats')
-  const max = Math.min(MAX_SEATS_PER_REQUEST, event.maxPerVisitor)
-  if (seats.length > max) throw badBody(`seats: at most ${max} seats in one hold, got ${seats.length}`, 'seats')
-  for (const [i, s] of seats.entries()) {
-    if (typeof s !== 'string' || !SEAT_NAME.test(s)) throw badBody(`seats[${i}]: must be a seat name like "A12"`, `seats[${i}]`)
-  }
-  if (new Set(seats).size !== seats.length) throw badBody('seats: names a seat twice', 'seats')
-  return seats as string[]
-}
 
 /** A checkout's answer, stored with its payment so that a repeat of the Idempotency-Key replays it. */
 function failedCheckout(err: AnteroomError, more: Record<string, unknown>): StoredAnswer {
@@ -95,16 +70,21 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
     return c.json({ event: { id: event.id, name: event.name, priceCents: event.priceCents }, seats: await store.seatMap(event.id) })
   })
 
+  app.get('/events/:event/items', async (c) => {
+    const event = await eventFor(c)
+    return c.json({ event: { id: event.id, name: event.name, priceCents: event.priceCents }, items: await store.itemMap(event.id) })
+  })
+
   app.post('/events/:event/holds', async (c) => {
     const event = await eventFor(c)
-    const seats = readSeats(c, event)
+    const { seats, items } = readClaim(c.get('body'), event)
     const admission = c.get('admission')
-    const outcome = await store.hold({ event, holder: admission.sub, seats })
+    const outcome = await store.hold({ event, holder: admission.sub, seats, items })
     switch (outcome.kind) {
       case 'held':
         // Open admissions are the edge failing open (its store was down): worth knowing afterwards.
         if (admission.open) deps.log?.('hold_open_admission', { event: event.id, hold: outcome.hold.id, seats: seats.length })
-        return c.json({ hold: { id: outcome.hold.id, seats: outcome.hold.seats, expiresAt: outcome.hold.expiresAt } }, 201)
+        return c.json(heldBody(outcome.hold), 201)
       case 'taken':
         return answer(
           c,
@@ -127,6 +107,10 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
             extra: { unknown: outcome.unknown },
           }),
         )
+      case 'short':
+        return answer(c, shortItems(outcome.short))
+      case 'unknown-items':
+        return answer(c, unknownItems(outcome.unknown))
     }
   })
 
@@ -146,7 +130,7 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
       })
     }
     const hold = await ownHold(c)
-    const amountCents = hold.priceCents * hold.seats.length
+    const amountCents = holdAmount(hold)
     const seen = await store.beginPayment({ key, holdId: hold.id, holder: hold.holder, amountCents })
     if (seen !== undefined) {
       if (seen.holdId !== hold.id || seen.holder !== hold.holder) {
@@ -198,7 +182,7 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
   app.delete('/holds/:hold', async (c) => {
     const hold = await ownHold(c)
     if (hold.status !== 'active') return answer(c, new AnteroomError('ERR_HOLD_NOT_ACTIVE', `The hold is already ${hold.status}`))
-    return c.json({ released: await store.release(hold.id, hold.holder) })
+    return c.json(releasedBody(hold, await store.release(hold.id, hold.holder)))
   })
 
   app.get('/events/:event/invariant', async (c) => {

@@ -34,6 +34,9 @@ export interface ItemView {
 /** A ticket of a confirmed hold: one per seat, and one per unit of an item (numbered 1 .. total per item). */
 export type Ticket = { id: number; seat: string } | { id: number; item: string; serial: number }
 
+/** An item's key, as clients name it ("night-12", "ga"): letters, digits and . _ -, at most 40. */
+export const ITEM_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$/
+
 /** A counted item and how many of it a hold claims. */
 export interface ItemClaim {
   item: string

@@ -1,5 +1,6 @@
 // Creates an event, its seats and its counted items (idempotent): the demo events for `npm start`,
 // and test events.
+import { ITEM_KEY } from '../../ports/seat-store.js'
 import type { Db } from './db.js'
 import { statement as sql } from './statements.js'
 
@@ -30,7 +31,6 @@ export interface EventSeed {
   items?: ItemSeed[]
 }
 
-export const ITEM_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$/
 export const MAX_BUCKETS = 64
 
 export async function seedEvent(db: Db, e: EventSeed): Promise<void> {

@@ -39,7 +39,8 @@ CREATE TABLE item_buckets (
 -- Rows are never deleted: 'held' (counted in the bucket's held), then 'sold' (confirmed), 'released'
 -- (given back) or 'expired' (taken back after its expiry).
 CREATE TABLE hold_items (
-  hold_id    uuid        NOT NULL REFERENCES holds (id),
+  -- Checked at commit: a claim writes its hold row last, once everything it asked for is taken.
+  hold_id    uuid        NOT NULL REFERENCES holds (id) DEFERRABLE INITIALLY DEFERRED,
   event_id   text        NOT NULL,
   item       text        NOT NULL,
   bucket     integer     NOT NULL,

@@ -200,8 +200,6 @@ BEGIN
 
   v_expires := now() + make_interval(secs => v_seconds);
   BEGIN
-    -- First, so that the hold's items can refer to it; undone with the rest if the claim fails.
-    INSERT INTO holds (id, event_id, holder, seats, expires_at) VALUES (p_hold, p_event, p_holder, p_seats, v_expires);
     IF cardinality(p_seats) > 0 THEN
       WITH wanted AS (
         SELECT seat FROM seats
@@ -244,6 +242,8 @@ BEGIN
     IF jsonb_array_length(v_short) > 0 THEN
       RAISE EXCEPTION 'not enough of some items' USING ERRCODE = 'AR002';
     END IF;
+    -- Last, as in 002: a claim that fails writes no hold (its items' rows refer to it, checked at commit).
+    INSERT INTO holds (id, event_id, holder, seats, expires_at) VALUES (p_hold, p_event, p_holder, p_seats, v_expires);
   EXCEPTION
     WHEN SQLSTATE 'AR001' THEN
       RETURN jsonb_build_object(
