@@ -1,5 +1,5 @@
 // Builds the bundled booking origin: PostgreSQL (a server, or embedded PGlite), migrations, the
-// demo event, a test payment provider, and admission checks against the edge's JWKS.
+// demo events, a test payment provider, and admission checks against the edge's JWKS.
 import { TestPaymentProvider } from '../adapters/payments/test-provider.js'
 import type { Db } from '../adapters/postgres/db.js'
 import { migrate } from '../adapters/postgres/migrate.js'
@@ -23,6 +23,11 @@ export interface BookingOptions {
   rows?: number
   /** Send Anteroom-Command: end-session with a confirmed purchase (default true); the room must allow it. */
   endSessionOnPurchase?: boolean
+  /**
+   * Also seed "festival", an event of counted items only (default true): rooms for the nights of 12 and
+   * 13 June, 40 each, and 5,000 general-admission tickets in 8 buckets, sold through the same room.
+   */
+  festival?: boolean
 }
 
 export async function buildBooking(o: BookingOptions) {
@@ -37,6 +42,19 @@ export async function buildBooking(o: BookingOptions) {
     rows,
     seatsPerRow: 10,
   })
+  if (o.festival ?? true) {
+    await seedEvent(db, {
+      id: 'festival',
+      name: 'Festival weekend: rooms for 12 and 13 June, general admission',
+      room: o.room,
+      priceCents: 9000,
+      items: [
+        { id: 'night-12', name: 'Double room, night of 12 June', quantity: 40 },
+        { id: 'night-13', name: 'Double room, night of 13 June', quantity: 40 },
+        { id: 'ga', name: 'General admission', quantity: 5000, buckets: 8 },
+      ],
+    })
+  }
   const seats = new PostgresSeatStore(db)
   const app = createOriginApp({
     seats,
