@@ -205,6 +205,62 @@ describe('the festival weekend on the PostgreSQL server', () => {
       .filter((i) => i.item === item)
       .reduce((n, i) => n + i.quantity, 0)
 
+  it('a claim never waits on a locked bucket while another has stock, and waits rather than answer short when only a locked one has', async () => {
+    const event = `lock${Date.now().toString(36)}${seq++}`
+    const db = postgresDb(url, { max: 4 })
+    try {
+      await seedEvent(db, {
+        id: event,
+        name: 'Buckets',
+        room: 'sale',
+        priceCents: 100,
+        maxPerVisitor: 4,
+        items: [{ id: 'ga', quantity: 8, buckets: 4 }],
+      })
+      const store = new PostgresSeatStore(db, { lockTimeoutMs: 200 })
+      const info = (await store.event(event))!
+      let release = () => {}
+      const released = new Promise<void>((r) => {
+        release = r
+      })
+      let locked = () => {}
+      const isLocked = new Promise<void>((r) => {
+        locked = r
+      })
+      // Another session holds bucket 0's row lock until we let it go.
+      const blocker = db.transaction(async (tx) => {
+        await tx.query("SELECT 1 FROM item_buckets WHERE event_id = $1 AND item = 'ga' AND bucket = 0 FOR UPDATE", [event])
+        locked()
+        await released
+      })
+      await isLocked
+      const claim = (holder: string, quantity: number) => store.hold({ event: info, holder, seats: [], items: [{ item: 'ga', quantity }] })
+      // Buckets 1-3 have 6 between them and nobody waits for bucket 0: four claims of one, then one of two
+      // (from two buckets if no single one has two left).
+      for (let i = 0; i < 4; i++) expect((await claim(`b-${i}`, 1)).kind).toBe('held')
+      const split = await claim('b-split', 2)
+      expect(split.kind).toBe('held')
+      const taken = await db.query<{ bucket: number; n: number }>(
+        'SELECT bucket, sum(quantity)::int AS n FROM hold_items WHERE event_id = $1 GROUP BY bucket ORDER BY bucket',
+        [event],
+      )
+      expect(taken).toEqual([
+        { bucket: 1, n: 2 },
+        { bucket: 2, n: 2 },
+        { bucket: 3, n: 2 },
+      ])
+      // Only the locked bucket has stock now: the claim waits for it (and times out here) instead of saying none are left.
+      await expect(claim('b-wait', 1)).rejects.toMatchObject({ code: 'ERR_DB_BUSY' })
+      const waiting = claim('b-after', 2)
+      release()
+      await blocker
+      expect(await waiting).toMatchObject({ kind: 'held', hold: { items: [{ item: 'ga', quantity: 2 }] } })
+      expect(await claim('b-late', 1)).toEqual({ kind: 'short', short: [{ item: 'ga', wanted: 1, left: 0 }] })
+    } finally {
+      await db.close()
+    }
+  })
+
   it('2,000 guests for 40 rooms on nights 12 and 13, packages in both orders and single nights: 40 sold a night, 0 deadlocks', async () => {
     const s = await sale([
       { id: 'night-12', name: 'Double room, 12 June', quantity: 40 },
