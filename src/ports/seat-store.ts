@@ -100,9 +100,9 @@ export interface SeatStore {
   beginPayment(input: { key: string; holdId: string; holder: string; amountCents: number }): Promise<Payment | undefined>
   getPayment(key: string): Promise<Payment | undefined>
   /**
-   * Sells the hold's seats and item units and issues tickets, only while the hold is still the visitor's; in the same
-   * transaction, marks the payment confirmed with the answer `answer(tickets)`. Returns undefined when
-   * the hold was lost (expired and taken, or released): nothing is written.
+   * Sells the hold's seats and item units and issues tickets, only while the hold is still the
+   * visitor's; in the same transaction, marks the payment confirmed with the answer `answer(tickets)`.
+   * Returns undefined when the hold was lost (expired and taken, or released): nothing is written.
    */
   book(input: {
     hold: Hold
