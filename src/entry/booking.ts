@@ -1,5 +1,5 @@
 // Builds the bundled booking origin: PostgreSQL (a server, or embedded PGlite), migrations, the
-// demo event, a test payment provider, admission checks against the edge's JWKS, and the claim gate
+// demo events, a test payment provider, admission checks against the edge's JWKS, and the claim gate
 // in front of PostgreSQL (on Redis, or in memory) with its reconciler.
 import { MemoryClaimGate } from '../adapters/memory/claim-gate.js'
 import { TestPaymentProvider } from '../adapters/payments/test-provider.js'
@@ -38,6 +38,11 @@ export interface BookingOptions {
   /** How often the reconciler makes the gate agree with PostgreSQL, ms (default 2000). */
   reconcileMs?: number
   log?: (event: string, fields: Record<string, unknown>) => void
+  /**
+   * Also seed "festival", an event of counted items only (default true): rooms for the nights of 12 and
+   * 13 June, 40 each, and 5,000 general-admission tickets in 8 buckets, sold through the same room.
+   */
+  festival?: boolean
 }
 
 export async function buildBooking(o: BookingOptions) {
@@ -52,6 +57,19 @@ export async function buildBooking(o: BookingOptions) {
     rows,
     seatsPerRow: 10,
   })
+  if (o.festival ?? true) {
+    await seedEvent(db, {
+      id: 'festival',
+      name: 'Festival weekend: rooms for 12 and 13 June, general admission',
+      room: o.room,
+      priceCents: 9000,
+      items: [
+        { id: 'night-12', name: 'Double room, night of 12 June', quantity: 40 },
+        { id: 'night-13', name: 'Double room, night of 13 June', quantity: 40 },
+        { id: 'ga', name: 'General admission', quantity: 5000, buckets: 8 },
+      ],
+    })
+  }
   const seats = new PostgresSeatStore(db)
   let redis: RedisClient | undefined
   let claimGate = o.gate

@@ -8,10 +8,12 @@
 import { type Context, Hono } from 'hono'
 import { AnteroomError, errorSpec, isAnteroomError } from '../core/errors.js'
 import { errorBody, renderError } from '../http/errors.js'
+import type { GateClaim } from '../ports/claim-gate.js'
 import type { PaymentProvider } from '../ports/payments.js'
 import type { EventInfo, Hold, SeatStore, StoredAnswer } from '../ports/seat-store.js'
 import { type BodyEnv, jsonBodies } from './body.js'
-import type { OriginGate } from './gate.js'
+import { type Claim, heldBody, holdAmount, readClaim, releasedBody, shortItems, unknownItems } from './claims.js'
+import { ITEM_UNIT, itemUnit, type OriginGate, SEAT_UNIT } from './gate.js'
 import { demoPage } from './page.js'
 import type { Reconciler } from './reconciler.js'
 import {
@@ -44,34 +46,8 @@ export interface OriginDeps {
 
 type Env = { Variables: { admission: Admission } & BodyEnv['Variables'] }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true })
-
-const MAX_SEATS_PER_REQUEST = 50
-const SEAT_NAME = /^[A-Za-z0-9-]{1,16}$/
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9_.:-]{8,200}$/
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-
-const badBody = (message: string, field?: string) => new AnteroomError('ERR_BODY', message, { field })
-
-/** Parses {"seats": [...]}; a 400 names the problem. */
-function readSeats(c: Context<Env>, event: EventInfo): string[] {
-  let body: unknown
-  try {
-    body = JSON.parse(utf8.decode(c.get('body')))
-  } catch {
-    throw badBody('The body must be JSON like {"seats": ["A1", "A2"]}')
-  }
-  const seats = (body as { seats?: unknown } | null)?.seats
-  if (!Array.isArray(seats)) throw badBody('seats: must be a list of seat names', 'seats')
-  if (seats.length === 0) throw badBody('seats: must name at least one seat', 'seats')
-  const max = Math.min(MAX_SEATS_PER_REQUEST, event.maxPerVisitor)
-  if (seats.length > max) throw badBody(`seats: at most ${max} seats in one hold, got ${seats.length}`, 'seats')
-  for (const [i, s] of seats.entries()) {
-    if (typeof s !== 'string' || !SEAT_NAME.test(s)) throw badBody(`seats[${i}]: must be a seat name like "A12"`, `seats[${i}]`)
-  }
-  if (new Set(seats).size !== seats.length) throw badBody('seats: names a seat twice', 'seats')
-  return seats as string[]
-}
 
 /** A checkout's answer, stored with its payment so that a repeat of the Idempotency-Key replays it. */
 function failedCheckout(err: AnteroomError, more: Record<string, unknown>): StoredAnswer {
@@ -101,21 +77,17 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
       c.set('admission', checked.admission)
       return claim(c, await eventFor(c), undefined)
     }
-    const seats = readSeats(c, event)
+    const asked = readClaim(c.get('body'), event)
     const id = crypto.randomUUID()
-    const asked = await (gate as OriginGate).claim({ event: event.id, hold: id, seats, ttlMs: event.holdSeconds * 1000 })
-    if (asked.kind === 'gone') {
-      const taken = asked.gone.map((g) => g.unit.slice('seat:'.length))
-      const nearest = asked.nearest.map((u) => u.slice('seat:'.length))
-      return taken409(c, taken, nearest)
-    }
+    const gated = await (gate as OriginGate).claim({ event: event.id, hold: id, ...asked, ttlMs: event.holdSeconds * 1000 })
+    if (gated.kind === 'gone') return gone409(c, gated, asked)
     const checked = await verify(token)
     if (!checked.ok) {
-      if (asked.kind === 'pass') await gate?.release(event.id, id)
+      if (gated.kind === 'pass') await gate?.release(event.id, id)
       return refuseAdmission(c, checked)
     }
     c.set('admission', checked.admission)
-    return claim(c, event, asked.kind === 'pass' ? id : undefined, seats)
+    return claim(c, event, gated.kind === 'pass' ? id : undefined, asked)
   })
 
   app.use('*', requireAdmission(deps.admission))
@@ -141,16 +113,34 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
   const taken409 = (c: Context, taken: string[], nearest: string[]) =>
     answer(c, new AnteroomError('ERR_SEATS_TAKEN', `Taken: ${taken.join(', ') || 'some of these seats'}`, { extra: { taken, nearest } }))
 
+  /** The gate's refusal, in the words the database would use: seats taken first, else items short. */
+  const gone409 = (c: Context, gone: Extract<GateClaim, { kind: 'gone' }>, asked: Claim) => {
+    const taken = gone.gone.filter((g) => g.unit.startsWith(SEAT_UNIT)).map((g) => g.unit.slice(SEAT_UNIT.length))
+    if (taken.length > 0)
+      return taken409(
+        c,
+        taken,
+        gone.nearest.map((u) => u.slice(SEAT_UNIT.length)),
+      )
+    const wanted = new Map(asked.items.map((i) => [itemUnit(i.item), i.quantity]))
+    return answer(
+      c,
+      shortItems(
+        gone.gone.map((g) => ({ item: g.unit.slice(ITEM_UNIT.length), wanted: wanted.get(g.unit) ?? 0, left: Math.max(0, g.left) })),
+      ),
+    )
+  }
+
   /**
-   * Holds the seats in PostgreSQL for the verified visitor. `gated` is the hold id the gate marked
-   * the seats under: whatever the database answers other than a hold gives them back.
+   * Holds the seats and items in PostgreSQL for the verified visitor. `gated` is the hold id the gate
+   * marked them under: whatever the database answers other than a hold gives them back.
    */
-  async function claim(c: Context<Env>, event: EventInfo, gated: string | undefined, asked?: string[]): Promise<Response> {
-    const seats = asked ?? readSeats(c, event)
+  async function claim(c: Context<Env>, event: EventInfo, gated: string | undefined, asked?: Claim): Promise<Response> {
+    const { seats, items } = asked ?? readClaim(c.get('body'), event)
     const admission = c.get('admission')
     let outcome: Awaited<ReturnType<SeatStore['hold']>>
     try {
-      outcome = await store.hold({ event, holder: admission.sub, seats, id: gated })
+      outcome = await store.hold({ event, holder: admission.sub, seats, items, id: gated })
     } catch (err) {
       if (gated !== undefined) await gate?.release(event.id, gated)
       throw err
@@ -160,7 +150,7 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
       case 'held':
         // Open admissions are the edge failing open (its store was down): worth knowing afterwards.
         if (admission.open) deps.log?.('hold_open_admission', { event: event.id, hold: outcome.hold.id, seats: seats.length })
-        return c.json({ hold: { id: outcome.hold.id, seats: outcome.hold.seats, expiresAt: outcome.hold.expiresAt } }, 201)
+        return c.json(heldBody(outcome.hold), 201)
       case 'taken':
         return taken409(c, outcome.taken, outcome.nearest)
       case 'limit':
@@ -178,8 +168,10 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
             extra: { unknown: outcome.unknown },
           }),
         )
-      default:
-        throw new AnteroomError('ERR_INTERNAL', `Unexpected hold outcome ${outcome.kind}`)
+      case 'short':
+        return answer(c, shortItems(outcome.short))
+      case 'unknown-items':
+        return answer(c, unknownItems(outcome.unknown))
     }
   }
 
@@ -188,6 +180,11 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
   app.get('/events/:event/seats', async (c) => {
     const event = await eventFor(c)
     return c.json({ event: { id: event.id, name: event.name, priceCents: event.priceCents }, seats: await store.seatMap(event.id) })
+  })
+
+  app.get('/events/:event/items', async (c) => {
+    const event = await eventFor(c)
+    return c.json({ event: { id: event.id, name: event.name, priceCents: event.priceCents }, items: await store.itemMap(event.id) })
   })
 
   const replay = (c: Context, answer: StoredAnswer) => {
@@ -206,7 +203,7 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
       })
     }
     const hold = await ownHold(c)
-    const amountCents = hold.priceCents * hold.seats.length
+    const amountCents = holdAmount(hold)
     const seen = await store.beginPayment({ key, holdId: hold.id, holder: hold.holder, amountCents })
     if (seen !== undefined) {
       if (seen.holdId !== hold.id || seen.holder !== hold.holder) {
@@ -264,7 +261,7 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
     if (hold.status !== 'active') return answer(c, new AnteroomError('ERR_HOLD_NOT_ACTIVE', `The hold is already ${hold.status}`))
     const released = await store.release(hold.id, hold.holder)
     await gate?.release(hold.eventId, hold.id)
-    return c.json({ released })
+    return c.json(releasedBody(hold, released))
   })
 
   // What the gate counts for the event (what the waiting room reads), and how the gate is kept honest.

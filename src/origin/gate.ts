@@ -5,8 +5,10 @@
 import type { ClaimGate, GateClaim, GateUnit } from '../ports/claim-gate.js'
 import type { Hold, ItemClaim, SeatStore } from '../ports/seat-store.js'
 
-export const seatUnit = (seat: string) => `seat:${seat}`
-export const itemUnit = (item: string) => `item:${item}`
+export const SEAT_UNIT = 'seat:'
+export const ITEM_UNIT = 'item:'
+export const seatUnit = (seat: string) => `${SEAT_UNIT}${seat}`
+export const itemUnit = (item: string) => `${ITEM_UNIT}${item}`
 
 /** The gate's units of a claim: each seat once, each item with its quantity. */
 export function claimUnits(seats: string[], items: ItemClaim[] = []): GateUnit[] {

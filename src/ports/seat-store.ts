@@ -20,6 +20,23 @@ export interface SeatView {
   status: 'free' | 'held' | 'sold'
 }
 
+/** A counted item (a room type on one night, a general-admission tier) and its units. */
+export interface ItemView {
+  item: string
+  name: string
+  total: number
+  /** Units not held or sold; units of expired holds count as free. */
+  free: number
+  held: number
+  sold: number
+}
+
+/** A ticket of a confirmed hold: one per seat, and one per unit of an item (numbered 1 .. total per item). */
+export type Ticket = { id: number; seat: string } | { id: number; item: string; serial: number }
+
+/** An item's key, as clients name it ("night-12", "ga"): letters, digits and . _ -, at most 40. */
+export const ITEM_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$/
+
 /** A counted item and how many of it a hold claims. */
 export interface ItemClaim {
   item: string
@@ -72,8 +89,11 @@ export interface SeatStore {
   /** The ids of every event. */
   eventIds(): Promise<string[]>
   seatMap(eventId: string): Promise<SeatView[]>
+  /** The event's counted items, by key. */
+  itemMap(eventId: string): Promise<ItemView[]>
   /**
-   * All or nothing; the per-visitor limit counts live holds and purchases. `id` is the new hold's id
+   * All or nothing; the per-visitor limit counts live holds and purchases: each seat and each unit of
+   * an item's quantity counts one toward the event's maxPerVisitor. `id` is the new hold's id
    * (the gate marks units under it before the database decides); left out, the store makes one.
    */
   hold(input: { event: EventInfo; holder: string; seats: string[]; items?: ItemClaim[]; id?: string }): Promise<HoldOutcome>
@@ -82,20 +102,20 @@ export interface SeatStore {
   beginPayment(input: { key: string; holdId: string; holder: string; amountCents: number }): Promise<Payment | undefined>
   getPayment(key: string): Promise<Payment | undefined>
   /**
-   * Sells the hold's seats and issues tickets, only while the hold is still the visitor's; in the same
-   * transaction, marks the payment confirmed with the answer `answer(tickets)`. Returns undefined when
-   * the hold was lost (expired and taken, or released): nothing is written.
+   * Sells the hold's seats and item units and issues tickets, only while the hold is still the
+   * visitor's; in the same transaction, marks the payment confirmed with the answer `answer(tickets)`.
+   * Returns undefined when the hold was lost (expired and taken, or released): nothing is written.
    */
   book(input: {
     hold: Hold
     paymentKey: string
     chargeId: string
-    answer: (tickets: { id: number; seat: string }[]) => StoredAnswer
+    answer: (tickets: Ticket[]) => StoredAnswer
   }): Promise<StoredAnswer | undefined>
   finishPayment(key: string, status: 'refunded' | 'failed', chargeId: string | null, answer: StoredAnswer): Promise<void>
-  /** Gives the seats back; returns the seats freed. */
+  /** Gives the seats and item units back; returns the seats freed. */
   release(holdId: string, holder: string): Promise<string[]>
-  /** Frees expired holds (housekeeping); returns how many seats it freed. */
+  /** Frees expired holds (housekeeping); returns how many units (seats and item units) it freed. */
   sweep(limit?: number): Promise<number>
   /** What the event has, for rebuilding the claim gate: units ("seat:A1", "item:night-12"), sold, live holds. */
   stockSnapshot(eventId: string): Promise<StockSnapshot>
