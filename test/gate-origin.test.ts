@@ -75,7 +75,15 @@ const redisGate = async (url = inject('redisUrl')) => {
   return { gate: new RedisClaimGate(client, luaScripts()), client }
 }
 
-async function setup(gate: ClaimGate, o: { rows?: string[]; holdSeconds?: number; maxPerVisitor?: number } = {}) {
+async function setup(
+  gate: ClaimGate,
+  o: {
+    rows?: string[]
+    holdSeconds?: number
+    maxPerVisitor?: number
+    items?: { id: string; name: string; quantity: number; buckets?: number }[]
+  } = {},
+) {
   const event = `gate${Date.now().toString(36)}${seq++}`
   await seedEvent(db, {
     id: event,
@@ -86,6 +94,7 @@ async function setup(gate: ClaimGate, o: { rows?: string[]; holdSeconds?: number
     seatsPerRow: 10,
     maxPerVisitor: o.maxPerVisitor ?? 4,
     holdSeconds: o.holdSeconds ?? 600,
+    items: o.items,
   })
   const store = new PostgresSeatStore(db)
   const origin = new OriginGate(gate, store)
@@ -282,6 +291,67 @@ describe('the gate in front of PostgreSQL', () => {
       await reconciler.run()
       round++
     }
+  })
+})
+
+describe('the gate and counted items', () => {
+  const nights = [
+    { id: 'night-12', name: 'Night of 12', quantity: 40 },
+    { id: 'night-13', name: 'Night of 13', quantity: 40 },
+  ]
+  const pkg = (first: string, second: string) => ({
+    items: [
+      { item: first, quantity: 1 },
+      { item: second, quantity: 1 },
+    ],
+  })
+
+  it('2,000 packages for 40 rooms on two nights, in both click orders: exactly 40 a night, and the doomed ones cost no statement', async () => {
+    const { app, event, store, origin } = await setup((await redisGate()).gate, { rows: [], items: nights })
+    const rush = await Promise.all(Array.from({ length: 2000 }, (_, i) => tokenFor(`pkg-${i}`)))
+    const before = counted.statements
+    const answers = await Promise.all(
+      rush.map((t, i) =>
+        call(app, 'POST', `/events/${event}/holds`, t, i % 2 === 0 ? pkg('night-12', 'night-13') : pkg('night-13', 'night-12')),
+      ),
+    )
+    const held = answers.filter((a) => a.status === 201)
+    expect(held).toHaveLength(40)
+    for (const a of answers.filter((x) => x.status !== 201)) {
+      expect(a.status).toBe(409)
+      expect(a.body.error.code).toBe('ERR_ITEMS_SHORT')
+    }
+    // The database saw the 40 winners (one statement each, plus the event and a first read), no more.
+    expect(counted.statements - before).toBeLessThanOrEqual(40 + 4)
+    expect(origin.stats.refused).toBe(1960)
+    const items = Object.fromEntries((await store.itemMap(event)).map((i) => [i.item, i]))
+    expect(items['night-12']).toMatchObject({ held: 40, free: 0 })
+    expect(items['night-13']).toMatchObject({ held: 40, free: 0 })
+    // A single night is refused at the gate with what is left.
+    const single = await call(app, 'POST', `/events/${event}/holds`, await tokenFor('late'), { items: [{ item: 'night-13', quantity: 1 }] })
+    expect(single.status).toBe(409)
+    expect(single.body.error.short).toEqual([{ item: 'night-13', wanted: 1, left: 0 }])
+    // Released, a package's rooms come back at the gate.
+    const first = held[0] as (typeof held)[number]
+    const owner = rush[answers.indexOf(first)] as string
+    expect((await call(app, 'DELETE', `/holds/${first.body.hold.id}`, owner)).status).toBe(200)
+    expect(await origin.gate.counts(event)).toMatchObject({ free: 2, held: 78 })
+    expect((await call(app, 'POST', `/events/${event}/holds`, await tokenFor('second'), pkg('night-13', 'night-12'))).status).toBe(201)
+  })
+
+  it('whatever the gate says of items, PostgreSQL never oversells them, and one reconcile makes it right', async () => {
+    const { gate, client } = await redisGate()
+    const { app, event, store, reconciler } = await setup(gate, { rows: [], items: nights, maxPerVisitor: 2 })
+    // The gate believes there are 400 rooms a night.
+    await client.hset(gateKeys(event)[0], { 'item:night-12': 400, 'item:night-13': 400 })
+    const rush = await Promise.all(Array.from({ length: 300 }, (_, i) => tokenFor(`over-${i}`)))
+    const answers = await Promise.all(rush.map((t) => call(app, 'POST', `/events/${event}/holds`, t, pkg('night-12', 'night-13'))))
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(40)
+    const items = Object.fromEntries((await store.itemMap(event)).map((i) => [i.item, i]))
+    expect(items['night-12']).toMatchObject({ held: 40 })
+    expect(items['night-13']).toMatchObject({ held: 40 })
+    await reconciler.run()
+    expect(await gate.counts(event)).toMatchObject({ free: 0, held: 80 })
   })
 })
 
