@@ -80,6 +80,20 @@ export class OriginGate {
     private readonly log?: (event: string, fields: Record<string, unknown>) => void,
   ) {}
 
+  /** The gate's candidates for a claim of these seats: the same seats asked for again and again in a rush. */
+  private readonly nearest = new Map<string, string[]>()
+
+  private async candidates(event: string, seats: string[]): Promise<string[]> {
+    const key = `${event}\n${seats.join(',')}`
+    let found = this.nearest.get(key)
+    if (found === undefined) {
+      found = nearestSeats(await this.layout(event), seats).map(seatUnit)
+      if (this.nearest.size > 10_000) this.nearest.clear()
+      this.nearest.set(key, found)
+    }
+    return found
+  }
+
   /** Loads the event's seat layout ahead of its first claim (the layout cache otherwise fills on one). */
   async prepare(event: string): Promise<void> {
     await this.layout(event)
@@ -103,7 +117,7 @@ export class OriginGate {
   /** Asks the gate; 'unknown' also when the gate cannot be reached. */
   async claim(input: { event: string; hold: string; seats: string[]; items?: ItemClaim[]; ttlMs: number }): Promise<GateClaim> {
     try {
-      const candidates = input.seats.length > 0 ? nearestSeats(await this.layout(input.event), input.seats).map(seatUnit) : []
+      const candidates = input.seats.length > 0 ? await this.candidates(input.event, input.seats) : []
       const answer = await this.gate.claim({
         event: input.event,
         hold: input.hold,

@@ -15,7 +15,14 @@ export class RedisClaimGate implements ClaimGate {
   ) {}
 
   async claim(input: ClaimInput): Promise<GateClaim> {
-    const args = [input.now ?? '', input.hold, input.ttlMs, ...unitArgs(input.units), input.nearest ?? 0, ...(input.candidates ?? [])]
+    const args = [
+      input.now ?? '',
+      input.hold,
+      input.ttlMs,
+      ...unitArgs(input.units),
+      input.nearest ?? 0,
+      (input.candidates ?? []).join(' '),
+    ]
     const reply = (await storeCall(() => runScript(this.redis, this.scripts.gateClaim, gateKeys(input.event), args))) as [
       string,
       (string | number)[]?,
