@@ -490,23 +490,7 @@ async function crowdRound(
   }
 
   // The winners confirm, all at once.
-  const c0 = performance.now()
-  const confirms = await Promise.all(
-    winners.map(async (w) => {
-      const res = await app.request(`/holds/${w.body.hold?.id}/confirm`, {
-        method: 'POST',
-        headers: {
-          'anteroom-admission': w.visitor.token,
-          'content-type': 'application/json',
-          'idempotency-key': `pay-${event}-${w.visitor.id}`,
-        },
-      })
-      await res.arrayBuffer()
-      return { status: res.status, ms: performance.now() - c0 }
-    }),
-  )
-  const confirmStatuses: Record<string, number> = {}
-  for (const c of confirms) bump(confirmStatuses, String(c.status))
+  const { confirms, confirmStatuses } = await confirmAll(app, event, winners)
 
   const holdMs = answers.map((a) => a.ms)
   const confirmMs = confirms.map((c) => c.ms)
@@ -602,22 +586,7 @@ async function packageRound(
   const items = await store.itemMap(event)
   const perNight = ['night-12', 'night-13'].map((n) => items.find((i) => i.item === n)?.held ?? -1)
   const winners = answers.filter((a) => a.status === 201 && a.body.hold !== undefined)
-  const confirms = await Promise.all(
-    winners.map(async (w) => {
-      const res = await app.request(`/holds/${w.body.hold?.id}/confirm`, {
-        method: 'POST',
-        headers: {
-          'anteroom-admission': w.visitor.token,
-          'content-type': 'application/json',
-          'idempotency-key': `pay-${event}-${w.visitor.id}`,
-        },
-      })
-      await res.arrayBuffer()
-      return res.status
-    }),
-  )
-  const confirmStatuses: Record<string, number> = {}
-  for (const c of confirms) bump(confirmStatuses, String(c))
+  const { confirms, confirmStatuses } = await confirmAll(app, event, winners)
   const ms = answers.map((a) => a.ms)
   return {
     event,
@@ -630,4 +599,30 @@ async function packageRound(
     confirmStatuses,
     invariant: await store.invariant(event),
   }
+}
+
+/** Every winner confirms their hold, all at once; each latency from one common start. */
+async function confirmAll(
+  app: ReturnType<typeof createOriginApp>,
+  event: string,
+  winners: { body: { hold?: { id: string } }; visitor: { id: string; token: string } }[],
+) {
+  const c0 = performance.now()
+  const confirms = await Promise.all(
+    winners.map(async (w) => {
+      const res = await app.request(`/holds/${w.body.hold?.id}/confirm`, {
+        method: 'POST',
+        headers: {
+          'anteroom-admission': w.visitor.token,
+          'content-type': 'application/json',
+          'idempotency-key': `pay-${event}-${w.visitor.id}`,
+        },
+      })
+      await res.arrayBuffer()
+      return { status: res.status, ms: performance.now() - c0 }
+    }),
+  )
+  const confirmStatuses: Record<string, number> = {}
+  for (const c of confirms) bump(confirmStatuses, String(c.status))
+  return { confirms, confirmStatuses }
 }
