@@ -70,7 +70,7 @@ export class RedisClaimGate implements ClaimGate {
       for (const c of batch.claims) c.reject(err)
       return
     }
-    batch.claims.forEach((c, i) => c.resolve(answerOf(replies[i] ?? ['unknown'])))
+    for (const [i, c] of batch.claims.entries()) c.resolve(answerOf(replies[i] ?? ['unknown']))
   }
 
   async release(event: string, hold: string, now?: number): Promise<void> {
