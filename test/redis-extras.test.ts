@@ -2,11 +2,13 @@ import { readFileSync } from 'node:fs'
 import { type Cluster, Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { buildLuaModule, GENERATED } from '../scripts/build-lua.js'
+import { RedisClaimGate } from '../src/adapters/redis/claim-gate.js'
 import { RedisDefenceStore } from '../src/adapters/redis/defence-store.js'
 import { roomKeys, SEEN_BUCKETS, seenBucketOf } from '../src/adapters/redis/keys.js'
 import { RedisQueueStore } from '../src/adapters/redis/queue-store.js'
 import { luaScripts } from '../src/adapters/redis/scripts.js'
 import { ADMISSION_DEFAULTS, type AdmissionLimits } from '../src/core/settings.js'
+import { claimGateContract } from './contract/claim-gate.js'
 import { defenceStoreContract } from './contract/defence-store.js'
 import { queueStoreContract } from './contract/queue-store.js'
 import { startSingleNodeCluster, type TestCluster } from './support/redis-cluster.js'
@@ -33,6 +35,11 @@ describe('Redis scripts', () => {
       end: '00f5ae23a30db914ddf3189cd130f37b5d1dbdc6',
       endAll: 'b9ee02038101c9989f6d4b3dc236d4a7acdd531b',
       finish: '33de8a9adc18e121fcdaa172e9ee58e3f372816d',
+      gateClaim: '7a2b87cbe372faca6d384437be13a14587ad1345',
+      gateCounts: 'b63efc4cf9d8c20f8c4b49b35462d573b9513e4e',
+      gateReconcile: 'eebf9ff537527bd2423a2531f1a641c64b148204',
+      gateRelease: 'e2bba874ecdc50aa6b2601d79c8fa333dd225563',
+      gateSold: 'ebbf428d0d695787fc19ad54c1a47e1b782d3781',
       join: 'd1f1a2cfdbccd9c09ecdfcdef64dc6ee2d1d3d02',
       poll: '9e599c87bbeaefb5af9bc529038367a894e4e845',
       refusals: '60be2fbd3aa7d4bd639e7cdc2f8e4261344a9228',
@@ -125,6 +132,7 @@ describe('on a Redis Cluster', () => {
 
   // join-1.lua names its minute hashes from a declared prefix, as poll-12.lua its seen buckets.
   defenceStoreContract('redis cluster', async () => new RedisDefenceStore(cluster, luaScripts()))
+  claimGateContract('redis cluster', async () => new RedisClaimGate(cluster, luaScripts()))
 
   queueStoreContract('redis cluster', async () => ({
     store: new RedisQueueStore(cluster, luaScripts()),

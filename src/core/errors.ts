@@ -148,6 +148,13 @@ export const ERRORS = {
     api: 'Too many seats for one visitor',
   },
   ERR_UNKNOWN_SEATS: { status: 400, title: 'Bad request', visitor: 'Some of these seats do not exist.', api: 'No such seats' },
+  ERR_ITEMS_SHORT: {
+    status: 409,
+    title: 'Not enough left',
+    visitor: 'There are not enough of these left.',
+    api: 'Some items have fewer left than asked for',
+  },
+  ERR_UNKNOWN_ITEMS: { status: 400, title: 'Bad request', visitor: 'Some of these items do not exist.', api: 'No such items' },
   ERR_IDEMPOTENCY_KEY: {
     status: 400,
     title: 'Bad request',

@@ -8,11 +8,23 @@
 import { type Context, Hono } from 'hono'
 import { AnteroomError, errorSpec, isAnteroomError } from '../core/errors.js'
 import { errorBody, renderError } from '../http/errors.js'
+import type { GateClaim } from '../ports/claim-gate.js'
 import type { PaymentProvider } from '../ports/payments.js'
 import type { EventInfo, Hold, Payment, SeatStore, StoredAnswer } from '../ports/seat-store.js'
 import { type BodyEnv, jsonBodies } from './body.js'
+import { type Claim, heldBody, holdAmount, readClaim, releasedBody, shortItems, unknownItems } from './claims.js'
+import { ITEM_UNIT, itemUnit, type OriginGate, SEAT_UNIT } from './gate.js'
 import { demoPage } from './page.js'
-import { type Admission, type AdmissionCheckOptions, requireAdmission } from './verify.js'
+import type { Reconciler } from './reconciler.js'
+import {
+  ADMISSION_HEADER,
+  type Admission,
+  type AdmissionCheckOptions,
+  admissionVerifier,
+  peekAdmission,
+  refuseAdmission,
+  requireAdmission,
+} from './verify.js'
 
 export interface OriginDeps {
   seats: SeatStore
@@ -23,6 +35,13 @@ export interface OriginDeps {
    * request in this process is answered ERR_IN_PROGRESS, and one elsewhere is taken as stopped and resumed.
    */
   repeatWaitMs?: number
+  /**
+   * The claim gate in front of PostgreSQL (./gate.ts): claims it knows are doomed are answered
+   * without the database, and before the admission's signature check. Left out: PostgreSQL alone.
+   */
+  gate?: OriginGate
+  /** The gate's reconciler, whose figures GET /events/:event/stock shows. */
+  reconciler?: Reconciler
   /** Send Anteroom-Command: end-session with a confirmed purchase (and its replays); default false. */
   endSessionOnPurchase?: boolean
   log?: (event: string, fields: Record<string, unknown>) => void
@@ -30,34 +49,8 @@ export interface OriginDeps {
 
 type Env = { Variables: { admission: Admission } & BodyEnv['Variables'] }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true })
-
-const MAX_SEATS_PER_REQUEST = 50
-const SEAT_NAME = /^[A-Za-z0-9-]{1,16}$/
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9_.:-]{8,200}$/
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-
-const badBody = (message: string, field?: string) => new AnteroomError('ERR_BODY', message, { field })
-
-/** Parses {"seats": [...]}; a 400 names the problem. */
-function readSeats(c: Context<Env>, event: EventInfo): string[] {
-  let body: unknown
-  try {
-    body = JSON.parse(utf8.decode(c.get('body')))
-  } catch {
-    throw badBody('The body must be JSON like {"seats": ["A1", "A2"]}')
-  }
-  const seats = (body as { seats?: unknown } | null)?.seats
-  if (!Array.isArray(seats)) throw badBody('seats: must be a list of seat names', 'seats')
-  if (seats.length === 0) throw badBody('seats: must name at least one seat', 'seats')
-  const max = Math.min(MAX_SEATS_PER_REQUEST, event.maxPerVisitor)
-  if (seats.length > max) throw badBody(`seats: at most ${max} seats in one hold, got ${seats.length}`, 'seats')
-  for (const [i, s] of seats.entries()) {
-    if (typeof s !== 'string' || !SEAT_NAME.test(s)) throw badBody(`seats[${i}]: must be a seat name like "A12"`, `seats[${i}]`)
-  }
-  if (new Set(seats).size !== seats.length) throw badBody('seats: names a seat twice', 'seats')
-  return seats as string[]
-}
 
 /** Whether p settles (either way) before the deadline (a Date.now() value). */
 async function settles(p: Promise<unknown>, deadline: number): Promise<boolean> {
@@ -88,6 +81,35 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
   /** Every error of the origin, thrown or returned, is rendered here (src/http/errors.ts). */
   const answer = (c: Context, err: unknown) => renderError(c, err, { json: true, log: (fields) => deps.log?.('origin_error', fields) })
 
+  const gate = deps.gate
+  const verify = admissionVerifier(deps.admission)
+
+  // A claim, registered before the admission middleware: it asks the gate first, with the token only
+  // read (peekAdmission), so that a claim the gate knows is doomed costs neither a signature check nor
+  // the database. Whatever passes the gate is verified, then decided by PostgreSQL.
+  app.post('/events/:event/holds', jsonBodies(), async (c) => {
+    const token = c.req.header(ADMISSION_HEADER)
+    const peeked = gate === undefined ? undefined : peekAdmission(token)
+    const event = await store.event(c.req.param('event') ?? '')
+    if (peeked === undefined || event === undefined || event.room !== peeked.room) {
+      const checked = await verify(token)
+      if (!checked.ok) return refuseAdmission(c, checked)
+      c.set('admission', checked.admission)
+      return claim(c, await eventFor(c), undefined)
+    }
+    const asked = readClaim(c.get('body'), event)
+    const id = crypto.randomUUID()
+    const gated = await (gate as OriginGate).claim({ event: event.id, hold: id, ...asked, ttlMs: event.holdSeconds * 1000 })
+    if (gated.kind === 'gone') return gone409(c, gated, asked)
+    const checked = await verify(token)
+    if (!checked.ok) {
+      if (gated.kind === 'pass') await gate?.release(event.id, id)
+      return refuseAdmission(c, checked)
+    }
+    c.set('admission', checked.admission)
+    return claim(c, event, gated.kind === 'pass' ? id : undefined, asked)
+  })
+
   app.use('*', requireAdmission(deps.admission))
   app.use('*', jsonBodies())
 
@@ -108,30 +130,49 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
     return hold
   }
 
-  app.get('/', (c) => c.html(demoPage()))
+  const taken409 = (c: Context, taken: string[], nearest: string[]) =>
+    answer(c, new AnteroomError('ERR_SEATS_TAKEN', `Taken: ${taken.join(', ') || 'some of these seats'}`, { extra: { taken, nearest } }))
 
-  app.get('/events/:event/seats', async (c) => {
-    const event = await eventFor(c)
-    return c.json({ event: { id: event.id, name: event.name, priceCents: event.priceCents }, seats: await store.seatMap(event.id) })
-  })
+  /** The gate's refusal, in the words the database would use: seats taken first, else items short. */
+  const gone409 = (c: Context, gone: Extract<GateClaim, { kind: 'gone' }>, asked: Claim) => {
+    const taken = gone.gone.filter((g) => g.unit.startsWith(SEAT_UNIT)).map((g) => g.unit.slice(SEAT_UNIT.length))
+    if (taken.length > 0)
+      return taken409(
+        c,
+        taken,
+        gone.nearest.map((u) => u.slice(SEAT_UNIT.length)),
+      )
+    const wanted = new Map(asked.items.map((i) => [itemUnit(i.item), i.quantity]))
+    return answer(
+      c,
+      shortItems(
+        gone.gone.map((g) => ({ item: g.unit.slice(ITEM_UNIT.length), wanted: wanted.get(g.unit) ?? 0, left: Math.max(0, g.left) })),
+      ),
+    )
+  }
 
-  app.post('/events/:event/holds', async (c) => {
-    const event = await eventFor(c)
-    const seats = readSeats(c, event)
+  /**
+   * Holds the seats and items in PostgreSQL for the verified visitor. `gated` is the hold id the gate
+   * marked them under: whatever the database answers other than a hold gives them back.
+   */
+  async function claim(c: Context<Env>, event: EventInfo, gated: string | undefined, asked?: Claim): Promise<Response> {
+    const { seats, items } = asked ?? readClaim(c.get('body'), event)
     const admission = c.get('admission')
-    const outcome = await store.hold({ event, holder: admission.sub, seats })
+    let outcome: Awaited<ReturnType<SeatStore['hold']>>
+    try {
+      outcome = await store.hold({ event, holder: admission.sub, seats, items, id: gated })
+    } catch (err) {
+      if (gated !== undefined) await gate?.release(event.id, gated)
+      throw err
+    }
+    if (outcome.kind !== 'held' && gated !== undefined) await gate?.release(event.id, gated)
     switch (outcome.kind) {
       case 'held':
         // Open admissions are the edge failing open (its store was down): worth knowing afterwards.
         if (admission.open) deps.log?.('hold_open_admission', { event: event.id, hold: outcome.hold.id, seats: seats.length })
-        return c.json({ hold: { id: outcome.hold.id, seats: outcome.hold.seats, expiresAt: outcome.hold.expiresAt } }, 201)
+        return c.json(heldBody(outcome.hold), 201)
       case 'taken':
-        return answer(
-          c,
-          new AnteroomError('ERR_SEATS_TAKEN', `Taken: ${outcome.taken.join(', ') || 'some of these seats'}`, {
-            extra: { taken: outcome.taken, nearest: outcome.nearest },
-          }),
-        )
+        return taken409(c, outcome.taken, outcome.nearest)
       case 'limit':
         return answer(
           c,
@@ -147,7 +188,23 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
             extra: { unknown: outcome.unknown },
           }),
         )
+      case 'short':
+        return answer(c, shortItems(outcome.short))
+      case 'unknown-items':
+        return answer(c, unknownItems(outcome.unknown))
     }
+  }
+
+  app.get('/', (c) => c.html(demoPage()))
+
+  app.get('/events/:event/seats', async (c) => {
+    const event = await eventFor(c)
+    return c.json({ event: { id: event.id, name: event.name, priceCents: event.priceCents }, seats: await store.seatMap(event.id) })
+  })
+
+  app.get('/events/:event/items', async (c) => {
+    const event = await eventFor(c)
+    return c.json({ event: { id: event.id, name: event.name, priceCents: event.priceCents }, items: await store.itemMap(event.id) })
   })
 
   const replay = (c: Context, answer: StoredAnswer) => {
@@ -223,11 +280,15 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
       chargeId,
       answer: (tickets) => ({ status: 200, body: { booked: true, holdId: hold.id, chargeId, amountCents, tickets } }),
     })
-    if (booked !== undefined) return booked
+    if (booked !== undefined) {
+      await gate?.sold(hold)
+      return booked
+    }
     // Not booked: another request for this key may have booked the hold meanwhile; then that is the answer.
     const now = await store.getPayment(key)
     if (now?.status === 'confirmed' && now.responseStatus != null) return stored(now)
     // The hold was lost while the payment ran: give the money back and say so.
+    await gate?.release(hold.eventId, hold.id)
     await payments.refund(chargeId)
     const refunded = failedCheckout(
       new AnteroomError('ERR_HOLD_LOST', 'The hold expired and the seats went to someone else; your payment was refunded'),
@@ -244,7 +305,7 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
       })
     }
     const hold = await ownHold(c)
-    const amountCents = hold.priceCents * hold.seats.length
+    const amountCents = holdAmount(hold)
     const deadline = Date.now() + repeatWaitMs
     // A repeat of a checkout running in this process waits for it (then replays its answer, or resumes it).
     for (let first = running.get(key); first !== undefined; first = running.get(key)) {
@@ -271,7 +332,16 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
   app.delete('/holds/:hold', async (c) => {
     const hold = await ownHold(c)
     if (hold.status !== 'active') return answer(c, new AnteroomError('ERR_HOLD_NOT_ACTIVE', `The hold is already ${hold.status}`))
-    return c.json({ released: await store.release(hold.id, hold.holder) })
+    const released = await store.release(hold.id, hold.holder)
+    await gate?.release(hold.eventId, hold.id)
+    return c.json(releasedBody(hold, released))
+  })
+
+  // What the gate counts for the event (what the waiting room reads), and how the gate is kept honest.
+  app.get('/events/:event/stock', async (c) => {
+    const event = await eventFor(c)
+    const counts = gate === undefined ? undefined : await gate.gate.counts(event.id).catch(() => undefined)
+    return c.json({ event: event.id, counts: counts ?? null, gate: gate?.stats ?? null, reconciler: deps.reconciler?.stats ?? null })
   })
 
   app.get('/events/:event/invariant', async (c) => {

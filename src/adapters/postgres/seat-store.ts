@@ -3,7 +3,19 @@
 // failures and deadlocks (40001, 40P01) are retried a few times with jitter.
 import { randomUUID } from 'node:crypto'
 import { AnteroomError } from '../../core/errors.js'
-import type { EventInfo, Hold, HoldOutcome, Payment, SeatStore, SeatView, StoredAnswer } from '../../ports/seat-store.js'
+import type { StockSnapshot } from '../../ports/claim-gate.js'
+import type {
+  EventInfo,
+  Hold,
+  HoldOutcome,
+  ItemClaim,
+  ItemView,
+  Payment,
+  SeatStore,
+  SeatView,
+  StoredAnswer,
+  Ticket,
+} from '../../ports/seat-store.js'
 import { type Db, type Sql, sqlState } from './db.js'
 import { statement as sql } from './statements.js'
 
@@ -30,10 +42,23 @@ interface HoldRow {
   live?: boolean
   price_cents?: number
   room?: string
+  items?: ItemClaim[] | string
 }
 
 function iso(t: Date | string): string {
   return t instanceof Date ? t.toISOString() : new Date(t).toISOString()
+}
+
+/** A JSON column, whichever way the driver hands it over. */
+function json<T>(v: unknown): T {
+  return (typeof v === 'string' ? JSON.parse(v) : v) as T
+}
+
+/** Items as a hold keeps them: one entry per key, sorted by key (the order claims lock them in). */
+function byKey(items: ItemClaim[]): ItemClaim[] {
+  const sum = new Map<string, number>()
+  for (const { item, quantity } of items) sum.set(item, (sum.get(item) ?? 0) + quantity)
+  return [...sum].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([item, quantity]) => ({ item, quantity }))
 }
 
 function toHold(r: HoldRow, event?: EventInfo): Hold {
@@ -42,6 +67,7 @@ function toHold(r: HoldRow, event?: EventInfo): Hold {
     eventId: r.event_id,
     holder: r.holder,
     seats: r.seats,
+    items: json<ItemClaim[] | undefined>(r.items) ?? [],
     expiresAt: iso(r.expires_at),
     status: r.status,
     live: r.live ?? true,
@@ -105,16 +131,25 @@ export class PostgresSeatStore implements SeatStore {
     )
   }
 
-  /** Events change rarely: each is read at most once every few seconds, not on every request. */
-  private readonly events = new Map<string, { event: EventInfo | undefined; until: number }>()
+  /**
+   * Events change rarely: each is read at most once every few seconds, not on every request, and
+   * concurrent requests for one that is not cached share one read (a rush starts with a cold cache).
+   */
+  private readonly events = new Map<string, { event: Promise<EventInfo | undefined>; until: number }>()
 
-  async event(id: string): Promise<EventInfo | undefined> {
+  event(id: string): Promise<EventInfo | undefined> {
     const cached = this.events.get(id)
     if (cached !== undefined && cached.until > Date.now()) return cached.event
-    const event = await this.readEvent(id)
+    const event = this.readEvent(id)
     if (this.events.size > 10_000) this.events.clear()
     this.events.set(id, { event, until: Date.now() + 5000 })
+    // A failed read is not kept.
+    event.catch(() => this.events.delete(id))
     return event
+  }
+
+  async eventIds(): Promise<string[]> {
+    return (await this.db.query<{ id: string }>(sql('event-list'))).map((r) => r.id)
   }
 
   private async readEvent(id: string): Promise<EventInfo | undefined> {
@@ -137,19 +172,33 @@ export class PostgresSeatStore implements SeatStore {
     return rows.map((r) => ({ seat: r.seat, row: r.row_label, number: r.number, status: r.status }))
   }
 
-  /** One statement, one round trip, whatever the outcome (see anteroom_hold in migrations/002). */
-  async hold(input: { event: EventInfo; holder: string; seats: string[] }): Promise<HoldOutcome> {
+  async itemMap(eventId: string): Promise<ItemView[]> {
+    const rows = await this.db.query<{ item: string; name: string; total: number; sold: number; held: number }>(sql('item-map'), [eventId])
+    return rows.map((r) => ({ item: r.item, name: r.name, total: r.total, free: r.total - r.sold - r.held, held: r.held, sold: r.sold }))
+  }
+
+  /** One statement, one round trip, whatever the outcome (see anteroom_claim in migrations/004). */
+  async hold(input: { event: EventInfo; holder: string; seats: string[]; items?: ItemClaim[]; id?: string }): Promise<HoldOutcome> {
     const { event, holder, seats } = input
-    const id = randomUUID()
+    const items = byKey(input.items ?? [])
+    const id = input.id ?? randomUUID()
     const [row] = await this.retrying(() =>
-      this.db.query<{ result: unknown }>(sql('hold'), [event.id, holder, seats, id, `${this.lockTimeoutMs}ms`, Math.max(seats.length, 4)]),
+      this.db.query<{ result: unknown }>(sql('hold'), [
+        event.id,
+        holder,
+        seats,
+        id,
+        `${this.lockTimeoutMs}ms`,
+        Math.max(seats.length, 4),
+        JSON.stringify(items),
+      ]),
     )
-    const r = (typeof row?.result === 'string' ? JSON.parse(row.result) : row?.result) as Record<string, unknown>
+    const r = json<Record<string, unknown>>(row?.result)
     switch (r.kind) {
       case 'held':
         return {
           kind: 'held',
-          hold: toHold({ id, event_id: event.id, holder, seats, expires_at: r.expires_at as string, status: 'active' }, event),
+          hold: toHold({ id, event_id: event.id, holder, seats, items, expires_at: r.expires_at as string, status: 'active' }, event),
         }
       case 'taken':
         return { kind: 'taken', taken: r.taken as string[], nearest: r.nearest as string[] }
@@ -157,6 +206,10 @@ export class PostgresSeatStore implements SeatStore {
         return { kind: 'limit', limit: r.limit as number, current: r.current as number }
       case 'unknown-seats':
         return { kind: 'unknown-seats', unknown: r.unknown as string[] }
+      case 'short':
+        return { kind: 'short', short: r.short as { item: string; wanted: number; left: number }[] }
+      case 'unknown-items':
+        return { kind: 'unknown-items', unknown: r.unknown as string[] }
       default:
         throw new AnteroomError('ERR_NOT_FOUND', `No such event: ${event.id}`)
     }
@@ -182,21 +235,36 @@ export class PostgresSeatStore implements SeatStore {
     hold: Hold
     paymentKey: string
     chargeId: string
-    answer: (tickets: { id: number; seat: string }[]) => StoredAnswer
+    answer: (tickets: Ticket[]) => StoredAnswer
   }): Promise<StoredAnswer | undefined> {
     const { hold } = input
+    const units = hold.items.reduce((n, i) => n + i.quantity, 0)
     return this.tx(async (tx) => {
+      // Seats first, then items: the order claims lock them in.
       const sold = await tx.query<{ seat: string }>(sql('book-seats'), [hold.eventId, hold.id, hold.holder])
       if (sold.length !== hold.seats.length) throw new Rollback(undefined)
-      const tickets = await tx.query<{ id: string | number; seat: string }>(sql('tickets-issue'), [
-        hold.eventId,
-        hold.seats,
-        hold.holder,
-        hold.id,
-        input.paymentKey,
-      ])
+      let itemTickets: Ticket[] = []
+      if (units > 0) {
+        const [booked] = await tx.query<{ sold: number; tickets: unknown }>(sql('book-items'), [hold.id, hold.holder, input.paymentKey])
+        if (booked?.sold !== units) throw new Rollback(undefined)
+        itemTickets = json<{ id: string | number; item: string; serial: number }[]>(booked.tickets).map((t) => ({
+          id: Number(t.id),
+          item: t.item,
+          serial: t.serial,
+        }))
+      }
+      const seatTickets =
+        hold.seats.length === 0
+          ? []
+          : await tx.query<{ id: string | number; seat: string }>(sql('tickets-issue'), [
+              hold.eventId,
+              hold.seats,
+              hold.holder,
+              hold.id,
+              input.paymentKey,
+            ])
       await tx.query(sql('hold-finish'), [hold.id, 'confirmed', hold.holder])
-      const answer = input.answer(tickets.map((t) => ({ id: Number(t.id), seat: t.seat })))
+      const answer = input.answer([...seatTickets.map((t) => ({ id: Number(t.id), seat: t.seat })), ...itemTickets])
       await tx.query(sql('payment-finish'), [input.paymentKey, 'confirmed', input.chargeId, answer.status, JSON.stringify(answer.body)])
       return answer
     })
@@ -209,13 +277,22 @@ export class PostgresSeatStore implements SeatStore {
   async release(holdId: string, holder: string): Promise<string[]> {
     return this.tx(async (tx) => {
       const freed = await tx.query<{ seat: string }>(sql('hold-release'), [holdId, holder])
+      await tx.query(sql('release-items'), [holdId, holder])
       await tx.query(sql('hold-finish'), [holdId, 'released', holder])
       return freed.map((r) => r.seat)
     })
   }
 
   async sweep(limit = 1000): Promise<number> {
-    return (await this.db.query(sql('sweep'), [limit])).length
+    const seats = (await this.db.query(sql('sweep'), [limit])).length
+    const [items] = await this.db.query<{ freed: number }>(sql('sweep-items'), [limit])
+    return seats + (items?.freed ?? 0)
+  }
+
+  async stockSnapshot(eventId: string): Promise<StockSnapshot> {
+    const [r] = await this.db.query<{ snapshot: unknown }>(sql('stock-snapshot'), [eventId])
+    const snapshot = json<StockSnapshot>(r?.snapshot)
+    return { units: snapshot.units, holds: snapshot.holds.map((h) => ({ ...h, expiresAt: Number(h.expiresAt) })) }
   }
 
   async invariant(eventId: string): Promise<{ sold: number; tickets: number; paid: number }> {

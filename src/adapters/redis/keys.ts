@@ -52,3 +52,12 @@ export const adminSessionKey = (sessionId: string) => `anteroom:admin-ended:${se
  * the hash tag {admin-signin}, so one MULTI can count a failure against an address and an account.
  */
 export const signInFailureKey = (key: string) => `anteroom:{admin-signin}:${key}`
+
+/**
+ * The claim gate of one event (claim-gate.ts, lua/gate-*.lua). Its keys share the hash tag {gate:<event>},
+ * so one script touches all of them in one Cluster slot.
+ */
+export function gateKeys(event: string): [left: string, holds: string, units: string, meta: string] {
+  const p = `anteroom:{gate:${event}}`
+  return [`${p}:left`, `${p}:holds`, `${p}:units`, `${p}:meta`]
+}

@@ -1,0 +1,63 @@
+// The ClaimGate contract on the memory gate and on Redis (a Cluster in redis-extras.test.ts), and the
+// gate's keys in Redis.
+import { Redis } from 'ioredis'
+import { afterAll, describe, expect, inject, it } from 'vitest'
+import { MemoryClaimGate } from '../src/adapters/memory/claim-gate.js'
+import { RedisClaimGate } from '../src/adapters/redis/claim-gate.js'
+import { gateKeys } from '../src/adapters/redis/keys.js'
+import { luaScripts } from '../src/adapters/redis/scripts.js'
+import { claimGateContract } from './contract/claim-gate.js'
+import { startRedis } from './support/redis-server.js'
+
+const clients: Redis[] = []
+afterAll(() => {
+  for (const c of clients) c.disconnect()
+})
+const redis = () => {
+  const client = new Redis(inject('redisUrl'))
+  clients.push(client)
+  return client
+}
+
+claimGateContract('memory', async () => new MemoryClaimGate())
+claimGateContract('redis', async () => new RedisClaimGate(redis(), luaScripts()))
+
+describe('the claim gate in Redis', () => {
+  it("keeps an event's stock in four keys that share the event's hash tag", async () => {
+    const client = redis()
+    const gate = new RedisClaimGate(client, luaScripts())
+    const event = `keys-${Date.now().toString(36)}`
+    await gate.reconcile(event, { units: [{ unit: 'seat:A1', capacity: 1, sold: 0 }], holds: [] }, 1000, 1_800_000_000_000)
+    await gate.claim({ event, hold: 'h', units: [{ unit: 'seat:A1', quantity: 1 }], ttlMs: 1000, now: 1_800_000_000_000 })
+    const keys = (await client.keys(`*${event}*`)).sort()
+    expect(keys).toEqual([...gateKeys(event)].sort())
+    for (const key of keys) expect(key).toContain(`{gate:${event}}`)
+  })
+})
+
+describe('claims that arrive together', () => {
+  it('share one EVALSHA, and are decided in the order they came', async () => {
+    // A redis-server of its own: its command counts are this test's alone.
+    const server = await startRedis()
+    const client = new Redis(server.url)
+    try {
+      const gate = new RedisClaimGate(client, luaScripts())
+      const event = 'together'
+      await gate.reconcile(event, { units: [{ unit: 'item:ga', capacity: 150, sold: 0 }], holds: [] }, 1000, 1_800_000_000_000)
+      await gate.claim({ event, hold: 'warm', units: [{ unit: 'item:ga', quantity: 1 }], ttlMs: 1000, now: 1_800_000_000_000 })
+      const calls = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await client.info('commandstats'))?.[1] ?? 0)
+      const before = await calls()
+      const answers = await Promise.all(
+        Array.from({ length: 300 }, (_, i) =>
+          gate.claim({ event, hold: `c${i}`, units: [{ unit: 'item:ga', quantity: 1 }], ttlMs: 60_000, now: 1_800_000_000_000 }),
+        ),
+      )
+      // 300 claims in two calls (at most 200 a call); the first 149 after the warm-up won, in order.
+      expect((await calls()) - before).toBe(2)
+      expect(answers.map((a) => a.kind)).toEqual([...Array(149).fill('pass'), ...Array(151).fill('gone')])
+    } finally {
+      client.disconnect()
+      await server.stop()
+    }
+  })
+})
