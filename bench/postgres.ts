@@ -168,7 +168,7 @@ export interface StatementTally {
   transactions: number
   /** Statements sent outside a transaction: each takes a connection from the pool, as each transaction does. */
   outside: number
-  /** Statements with parameters: two round trips each through postgresDb (see preparedDb), one when prepared. */
+  /** Statements with parameters (prepared: one round trip each). */
   withParams: number
   /** Client-observed ms of whole transactions minus the statements inside: pool wait, BEGIN, COMMIT/ROLLBACK. */
   transactionOverheadMs: number
@@ -322,7 +322,8 @@ export function makeDiagnosis(
     perSecond: seg.attempts / seg.seconds,
     outcomes: seg.outcomes,
     statementsPerAttempt: statements / seg.attempts,
-    roundTripsPerAttempt: (statements + tally.withParams + 2 * tally.transactions) / seg.attempts,
+    // Production prepares every statement: one round trip each, plus BEGIN and COMMIT/ROLLBACK.
+    roundTripsPerAttempt: (statements + 2 * tally.transactions) / seg.attempts,
     roundTripsPreparedPerAttempt: (statements + 2 * tally.transactions) / seg.attempts,
     poolCheckoutsPerAttempt: (tally.outside + tally.transactions) / seg.attempts,
     byStatement: Object.fromEntries([...tally.statements].map(([k, [n, ms]]) => [k, { perAttempt: n / seg.attempts, meanMs: ms / n }])),
@@ -348,7 +349,7 @@ export function describeDiagnosis(d: Diagnosis, unit: string): string {
   return (
     `${d.name}: ${fmtInt(d.perSecond)} ${unit}/s with counting on, outcomes ${JSON.stringify(d.outcomes)}.\n` +
     `    per ${unit}: ${d.statementsPerAttempt.toFixed(1)} statements; ${d.roundTripsPerAttempt.toFixed(1)} round trips with BEGIN and COMMIT/ROLLBACK ` +
-    `(${d.roundTripsPreparedPerAttempt.toFixed(1)} if statements with parameters were prepared); ` +
+    '(statements prepared); ' +
     `${d.poolCheckoutsPerAttempt.toFixed(1)} pool checkouts.\n` +
     `    client-observed (count per ${unit}, mean incl. pool wait outside transactions): ${stmts}; ` +
     `pool wait + BEGIN + COMMIT/ROLLBACK ${d.transactionOverheadMsPerTransaction.toFixed(1)} ms per transaction.\n` +
@@ -357,10 +358,10 @@ export function describeDiagnosis(d: Diagnosis, unit: string): string {
 }
 
 /**
- * What-if: postgresDb (src/adapters/postgres/postgres-js.ts) with `{ prepare: true }` passed to every
- * unsafe() call. The driver's unsafe() defaults to prepare: false whatever the client's own option says,
- * so through postgresDb each statement with parameters is parsed and described first (a round trip)
- * and then bound and executed (another one). Here each connection prepares a statement once.
+ * What-if: one pool with `{ prepare: true }` on every unsafe() call and the driver's sql.begin() for
+ * transactions: the single-pool design that raised UNSAFE_TRANSACTION under load (a BEGIN pipelined
+ * past the driver's reservation). Production (postgresDb) prepares every statement as well, with
+ * transactions on connections of their own; this is kept as a comparison.
  */
 function preparedDb(url: string, max: number): Db {
   type Params = Parameters<postgres.Sql['unsafe']>[1]

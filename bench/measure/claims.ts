@@ -165,9 +165,9 @@ export async function measureClaims(pg: BookingDatabase): Promise<Measured> {
         .map((a) => `  ${pct(a)}${a === ceiling ? '' : `; ratio to the ceiling ${(a.perSecond / ceiling.perSecond).toFixed(3)}`}`)
         .join('\n') +
       `\n  through the claim gate: ${fmtInt(gatedDoomed.attempts)} attempts refused at the gate sent ${gatedDoomed.statements} statements to PostgreSQL.` +
-      '\n  "prepared statements (what-if)": a bench-local Db (preparedDb in bench/postgres.ts) that passes { prepare: true } to unsafe(); ' +
-      "src/adapters/postgres/postgres-js.ts sets prepare: true on the client only, and the driver's unsafe() defaults to prepare: false, " +
-      'so every statement with parameters is parsed, described and planned anew: two round trips (Parse/Describe/Flush, then Bind/Execute/Sync).',
+      '\n  "prepared statements (what-if)": a bench-local Db (preparedDb in bench/postgres.ts): one pool of 10 with { prepare: true } and ' +
+      "the driver's own sql.begin(), the design that raised UNSAFE_TRANSACTION under load. Production (postgresDb) now prepares every " +
+      'statement too, with transactions on connections of their own (src/adapters/postgres/postgres-js.ts); this row is kept for comparison.',
   )
   notes.push(
     `where a claim's time goes (diagnostic pass, ${DIAGNOSTIC_SECONDS} s each, not part of the figures):\n` +
