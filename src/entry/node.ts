@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { serve } from '@hono/node-server'
+import { MemoryClaimGate } from '../adapters/memory/claim-gate.js'
 import { type Config, loadConfig } from '../config/index.js'
 import { isAnteroomError } from '../core/errors.js'
 import { buildBooking } from './booking.js'
@@ -47,7 +48,13 @@ async function main(): Promise<void> {
     log('warning', { message: 'ANTEROOM_QUEUE_SECRET is not set: using a random one. Fine for one instance; set it for several.' })
   if (config.signingKeys === undefined)
     log('warning', { message: 'ANTEROOM_SIGNING_KEYS is not set: using a fresh ES256 key. Set it for several instances.' })
-  const edge = await buildEdge(config, { originUrl, log })
+  // Without Redis, the edge and the bundled origin share one claim gate in this process: the origin
+  // keeps the demo event's stock in it and the edge reads its counts (the demo room's `event`), so the
+  // room stops admitting once the event has sold out. (With Redis both use the gate's keys there.)
+  // Until the origin keeps the gate (buildBooking takes it), nothing writes it: the counts stay
+  // unknown and the room admits as before.
+  const gate = config.redisUrl ? undefined : new MemoryClaimGate()
+  const edge = await buildEdge(config, { originUrl, log, gate })
   const server = serve({ fetch: edge.app.fetch, hostname: config.host, port: config.port })
   server.once('listening', () => {
     log('listening', {
