@@ -1,13 +1,19 @@
 // The PostgreSQL server that measurements 6 and 7 (bench/measure/claims.ts, crowd.ts) run on: started
-// here (scripts/lib/postgres-server.ts) with the booking schema, and stopped here, also on error; its
+// here (scripts/lib/postgres-server.ts) with the booking schema, and a redis-server for the claim gate
+// in front of it, both stopped here, also on error; its
 // pools; the baseline statement both measure against; and the diagnostics that show where a claim's
 // time goes (statements per attempt on the client, pg_stat_activity samples on the server).
 import postgres from 'postgres'
 import { type PostgresServer, startPostgres } from '../scripts/lib/postgres-server.js'
+import { type RedisServer, startRedis } from '../scripts/lib/redis-server.js'
 import type { Db, Sql } from '../src/adapters/postgres/db.js'
 import { migrate } from '../src/adapters/postgres/migrate.js'
 import { postgresDb } from '../src/adapters/postgres/postgres-js.js'
 import { statement, statementNames } from '../src/adapters/postgres/statements.js'
+import { RedisClaimGate } from '../src/adapters/redis/claim-gate.js'
+import { connectRedis, type RedisClient, whenReady } from '../src/adapters/redis/connect.js'
+import { luaScripts } from '../src/adapters/redis/scripts.js'
+import type { ClaimGate } from '../src/ports/claim-gate.js'
 import { fmtInt, log, sleep } from './lib.js'
 
 /** Connections in every pool the booking measurements open. */
@@ -35,9 +41,13 @@ export interface BookingDatabase {
   close(db: Db): Promise<void>
   /** True once a stop began: the load loops finish their current attempt and stop. */
   stopping(): boolean
+  /** A claim gate on the redis-server started with PostgreSQL, connected (its client disconnected by the stop). */
+  gate(): Promise<ClaimGate>
 }
 
 let server: PostgresServer | undefined
+let gateRedis: RedisServer | undefined
+const gateClients: RedisClient[] = []
 let stopped: Promise<void> | undefined
 /** Every pool open on the server, so that a stop closes them before the server goes away. */
 const pools = new Set<Db>()
@@ -74,6 +84,9 @@ export function stopBookingServer(): Promise<void> {
   stopped = (async () => {
     try {
       await Promise.allSettled([...pools].map((db) => closePool(db)))
+      for (const c of gateClients.splice(0)) c.disconnect()
+      await gateRedis?.stop()
+      gateRedis = undefined
       await s.stop()
     } finally {
       process.removeListener('unhandledRejection', stray)
@@ -93,6 +106,9 @@ export async function withBookingDatabase<T>(run: (db: BookingDatabase) => Promi
     server = await startPostgres()
     const pg = server
     log(`postgres is up on 127.0.0.1:${pg.port} (pid ${pg.pid})`)
+    gateRedis = await startRedis()
+    const gateUrl = gateRedis.url
+    log(`redis-server for the claim gate is up on ${gateUrl} (pid ${gateRedis.pid})`)
     const open = (max: number) => track(postgresDb(pg.url, { max }))
     const admin = open(1)
     await migrate(admin)
@@ -111,6 +127,12 @@ export async function withBookingDatabase<T>(run: (db: BookingDatabase) => Promi
       openPrepared: (max) => track(preparedDb(pg.url, max)),
       close: closePool,
       stopping: () => stopping,
+      gate: async () => {
+        const client = connectRedis(gateUrl)
+        gateClients.push(client)
+        if (!(await whenReady(client, 5000))) throw new Error(`the claim gate's redis-server at ${gateUrl} did not answer`)
+        return new RedisClaimGate(client, luaScripts())
+      },
     })
     await closePool(admin)
     return result

@@ -4,9 +4,9 @@
 //
 // One module per measurement in bench/measure/, each naming its baseline and target:
 //   1 queued-poll.ts   2 admitted.ts   3 long-line.ts   4 redis-calls.ts   5 redis-memory.ts
-//   6 claims.ts        7 crowd.ts      8 worker.ts       9 pow.ts
-// 1 to 5 share one redis-server and one origin (started here); 6 and 7 one PostgreSQL server
-// (bench/postgres.ts); 8 starts its own; 9 runs in this process. Every server under test runs in its own child process
+//   6 claims.ts        7 crowd.ts      8 worker.ts       9 pow.ts         10 gate-repairs.ts
+// 1 to 5 share one redis-server and one origin (started here); 6, 7 and 10 one PostgreSQL server and a
+// redis-server for the claim gate (bench/postgres.ts); 8 starts its own; 9 runs in this process. Every server under test runs in its own child process
 // (`node --import tsx ...`) on 127.0.0.1 and a free port; the load generator (autocannon, as a library)
 // runs here. Everything started is stopped by pid, also on error.
 //
@@ -24,6 +24,7 @@ import { type Aggregate, CONNECTIONS, log, ROOT, type Row, SETTINGS, stopAllChil
 import { measureAdmitted } from './measure/admitted.js'
 import { measureClaims } from './measure/claims.js'
 import { measureCrowd } from './measure/crowd.js'
+import { measureGateRepairs } from './measure/gate-repairs.js'
 import { measureLongLine } from './measure/long-line.js'
 import { measurePow } from './measure/pow.js'
 import { measureQueuedPoll } from './measure/queued-poll.js'
@@ -129,13 +130,15 @@ async function main(): Promise<number> {
 
   await measureEdges(rows, notes, warnings, results)
 
-  const [claims, crowd] = await withBookingDatabase(async (pg) => [await measureClaims(pg), await measureCrowd(pg)] as const)
-  for (const m of [claims, crowd]) {
+  const [claims, crowd, repairs] = await withBookingDatabase(
+    async (pg) => [await measureClaims(pg), await measureCrowd(pg), await measureGateRepairs(pg)] as const,
+  )
+  for (const m of [claims, crowd, repairs]) {
     rows.push(...m.rows)
     notes.push(...m.notes)
     warnings.push(...m.warnings)
   }
-  results.booking = { ...claims.results, ...crowd.results }
+  results.booking = { ...claims.results, ...crowd.results, ...repairs.results }
 
   const worker = await measureWorker()
   rows.push(...worker.rows)
@@ -165,7 +168,7 @@ async function main(): Promise<number> {
   // and `biome check` stays clean after a run.
   spawnSync(join(ROOT, 'node_modules', '.bin', 'biome'), ['format', '--write', file], { cwd: ROOT, stdio: 'ignore' })
   process.stdout.write(`results: ${file}\n`)
-  return warnings.some((w) => w.includes('non-2xx')) || !crowd.ok ? 1 : 0
+  return warnings.some((w) => w.includes('non-2xx')) || !crowd.ok || repairs.rows.some((r) => r.met === false) ? 1 : 0
 }
 
 /** Stops what is still running: the booking bench's PostgreSQL first, then the children, then Redis. */

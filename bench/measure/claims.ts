@@ -4,7 +4,10 @@
 //   Measured against it, for information (no target):
 //   - hot seat: every worker is a different visitor trying to hold the same seat through
 //     PostgresSeatStore.hold(); a worker that wins releases the seat at once, so the fight goes on;
-//   - spread: every worker holds and releases a seat of its own.
+//   - spread: every worker holds and releases a seat of its own;
+//   - hot seat through the claim gate on Redis (src/origin/gate.ts), as the origin claims: the gate
+//     answers the doomed attempts, PostgreSQL only the ones it lets through; each attempt's statements
+//     are counted, to show that a doomed claim costs the database none. Target: ≥ 1.0 × the ceiling.
 // Palindromic segments (A B C ... C B A) after a warm-up, like the HTTP measurements. A short diagnostic
 // pass afterwards counts the statements per attempt and samples pg_stat_activity, to show where a claim's
 // time goes (lock waits, statements, round trips). What-if (notes and results.json only, never rows): the
@@ -17,6 +20,8 @@ import type { Db } from '../../src/adapters/postgres/db.js'
 import { PostgresSeatStore } from '../../src/adapters/postgres/seat-store.js'
 import { seedEvent } from '../../src/adapters/postgres/seed.js'
 import { isAnteroomError } from '../../src/core/errors.js'
+import { OriginGate } from '../../src/origin/gate.js'
+import { Reconciler } from '../../src/origin/reconciler.js'
 import type { EventInfo } from '../../src/ports/seat-store.js'
 import { fmtInt, fmtMs, log, type Measured, SETTINGS } from '../lib.js'
 import {
@@ -70,14 +75,63 @@ export async function measureClaims(pg: BookingDatabase): Promise<Measured> {
     const steps = Array.from({ length: WORKERS }, (_, w) => claimStep(s, spread, `spread-${w}`, spreadSeats[w * stride] as string))
     return (w: number) => (steps[w] as () => Promise<Attempt>)()
   }
+  // The gate in front: every worker its own store and origin gate over the shared pool, with its own
+  // statement count, so that each attempt's statements are known (a worker's attempts run one by one).
+  const gate = await pg.gate()
+  await new Reconciler({ gate, store, events: async () => ['hot'] }).run()
+  const gatedDoomed = { attempts: 0, statements: 0 }
+  const gatedWorkers = await Promise.all(
+    Array.from({ length: WORKERS }, async () => {
+      const tally = newTally()
+      const s = new PostgresSeatStore(countingDb(db, tally))
+      const origin = new OriginGate(gate, s)
+      await s.event('hot')
+      await origin.prepare('hot')
+      return { s, origin, sent: () => [...tally.statements.values()].reduce((n, [c]) => n + c, 0) }
+    }),
+  )
+  const hotGatedStep = (w: number) => {
+    const { s, origin, sent } = gatedWorkers[w] as (typeof gatedWorkers)[number]
+    return async (): Promise<Attempt> => {
+      const t0 = performance.now()
+      const before = sent()
+      const holder = `gated-${w}`
+      const id = crypto.randomUUID()
+      const asked = await origin.claim({ event: 'hot', hold: id, seats: ['A1'], ttlMs: hot.holdSeconds * 1000 })
+      if (asked.kind === 'gone') {
+        const ms = performance.now() - t0
+        gatedDoomed.attempts++
+        gatedDoomed.statements += sent() - before
+        return { outcome: 'taken at the gate', ms }
+      }
+      try {
+        const o = await s.hold({ event: hot, holder, seats: ['A1'], id: asked.kind === 'pass' ? id : undefined })
+        const ms = performance.now() - t0
+        if (o.kind === 'held') await s.release(o.hold.id, holder)
+        await origin.release('hot', id)
+        return { outcome: o.kind === 'held' ? 'held' : `${o.kind} (database)`, ms }
+      } catch (err) {
+        await origin.release('hot', id)
+        if (!isAnteroomError(err, 'ERR_DB_BUSY')) throw err
+        return { outcome: 'busy (ERR_DB_BUSY)', ms: performance.now() - t0 }
+      }
+    }
+  }
+  const gatedSteps = Array.from({ length: WORKERS }, (_, w) => hotGatedStep(w))
   const ceilingTarget: LoadTarget = { name: 'pg ceiling: 1-row conditional UPDATE', step: ceilingStep(db) }
+  const hotGatedTarget: LoadTarget = {
+    name: 'hot-seat claims through the claim gate',
+    step: (w) => (gatedSteps[w] as () => Promise<Attempt>)(),
+  }
   const hotTarget: LoadTarget = { name: 'pg hot-seat claims', step: hotStep(db) }
   const spreadTarget: LoadTarget = { name: 'pg spread claims', step: spreadStep(db) }
   // What-if (notes only, not table rows): the same claims through a Db whose statements are prepared.
   const prepared = pg.openPrepared(POOL)
   const hotPreparedTarget: LoadTarget = { name: 'pg hot-seat claims, prepared statements (what-if)', step: hotStep(prepared) }
   const spreadPreparedTarget: LoadTarget = { name: 'pg spread claims, prepared statements (what-if)', step: spreadStep(prepared) }
-  const m6 = await compareLoads([ceilingTarget, hotTarget, spreadTarget, hotPreparedTarget, spreadPreparedTarget], pg)
+  const m6 = await compareLoads([ceilingTarget, hotTarget, hotGatedTarget, spreadTarget, hotPreparedTarget, spreadPreparedTarget], pg)
+  const hotGated = m6.get(hotGatedTarget.name) as LoadAggregate
+  const doomedPerClaim = gatedDoomed.statements / Math.max(1, gatedDoomed.attempts)
   await pg.close(prepared)
   const ceiling = m6.get(ceilingTarget.name) as LoadAggregate
   const hotAgg = m6.get(hotTarget.name) as LoadAggregate
@@ -107,9 +161,10 @@ export async function measureClaims(pg: BookingDatabase): Promise<Measured> {
     `p99 ${msText(a.latencyMs.p99)}, outcomes ${JSON.stringify(a.outcomes)}, cores busy: node ${a.cores.node.toFixed(2)}, postgres ${a.cores.postgres.toFixed(2)}`
   notes.push(
     `booking claims (${WORKERS} concurrent workers, pool of ${POOL}, ${SETTINGS.segmentSeconds} s × 2 segments each, palindromic), on ${cpus().length} cores:\n` +
-      [ceiling, hotAgg, spreadAgg, hotPrepared, spreadPrepared]
+      [ceiling, hotAgg, hotGated, spreadAgg, hotPrepared, spreadPrepared]
         .map((a) => `  ${pct(a)}${a === ceiling ? '' : `; ratio to the ceiling ${(a.perSecond / ceiling.perSecond).toFixed(3)}`}`)
         .join('\n') +
+      `\n  through the claim gate: ${fmtInt(gatedDoomed.attempts)} attempts refused at the gate sent ${gatedDoomed.statements} statements to PostgreSQL.` +
       '\n  "prepared statements (what-if)": a bench-local Db (preparedDb in bench/postgres.ts) that passes { prepare: true } to unsafe(); ' +
       "src/adapters/postgres/postgres-js.ts sets prepare: true on the client only, and the driver's unsafe() defaults to prepare: false, " +
       'so every statement with parameters is parsed, described and planned anew: two round trips (Parse/Describe/Flush, then Bind/Execute/Sync).',
@@ -142,6 +197,24 @@ export async function measureClaims(pg: BookingDatabase): Promise<Measured> {
         met: null,
       },
       {
+        id: 'gated_hot_seat_claims_vs_ceiling',
+        measurement: `6. hot-seat claims through the claim gate, ${WORKERS} visitors on 1 seat`,
+        value: `${fmtInt(hotGated.perSecond)} attempts/s`,
+        baseline: ceilingText,
+        ratio: ratio(hotGated.perSecond, ceiling.perSecond),
+        target: '≥ 1.0',
+        met: hotGated.perSecond >= ceiling.perSecond,
+      },
+      {
+        id: 'gated_doomed_statements',
+        measurement: '6. database statements per claim the gate refused',
+        value: doomedPerClaim.toFixed(3),
+        baseline: '-',
+        ratio: '-',
+        target: '= 0',
+        met: gatedDoomed.statements === 0 && gatedDoomed.attempts > 0,
+      },
+      {
         id: 'pg_spread_claims_vs_ceiling',
         measurement: `6. spread claims, ${WORKERS} visitors on own seats`,
         value: `${fmtInt(spreadAgg.perSecond)} attempts/s`,
@@ -161,7 +234,8 @@ export async function measureClaims(pg: BookingDatabase): Promise<Measured> {
         warmupSeconds: WARMUP_SECONDS,
         segmentSeconds: SETTINGS.segmentSeconds,
       },
-      claims: Object.fromEntries([ceiling, hotAgg, spreadAgg, hotPrepared, spreadPrepared].map((a) => [a.name, a])),
+      claims: Object.fromEntries([ceiling, hotAgg, hotGated, spreadAgg, hotPrepared, spreadPrepared].map((a) => [a.name, a])),
+      gatedDoomed,
       diagnoses,
     },
   }

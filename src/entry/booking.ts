@@ -1,5 +1,7 @@
 // Builds the bundled booking origin: PostgreSQL (a server, or embedded PGlite), migrations, the
-// demo event, a test payment provider, and admission checks against the edge's JWKS.
+// demo event, a test payment provider, admission checks against the edge's JWKS, and the claim gate
+// in front of PostgreSQL (on Redis, or in memory) with its reconciler.
+import { MemoryClaimGate } from '../adapters/memory/claim-gate.js'
 import { TestPaymentProvider } from '../adapters/payments/test-provider.js'
 import type { Db } from '../adapters/postgres/db.js'
 import { migrate } from '../adapters/postgres/migrate.js'
@@ -7,7 +9,13 @@ import { pgliteDb } from '../adapters/postgres/pglite.js'
 import { postgresDb } from '../adapters/postgres/postgres-js.js'
 import { PostgresSeatStore } from '../adapters/postgres/seat-store.js'
 import { seedEvent } from '../adapters/postgres/seed.js'
+import { RedisClaimGate } from '../adapters/redis/claim-gate.js'
+import { connectRedis, type RedisClient, whenReady } from '../adapters/redis/connect.js'
+import { luaScripts } from '../adapters/redis/scripts.js'
 import { createOriginApp } from '../origin/app.js'
+import { OriginGate } from '../origin/gate.js'
+import { Reconciler } from '../origin/reconciler.js'
+import type { ClaimGate } from '../ports/claim-gate.js'
 
 export interface BookingOptions {
   /** postgres:// URL; unset: embedded PGlite in memory. */
@@ -23,6 +31,13 @@ export interface BookingOptions {
   rows?: number
   /** Send Anteroom-Command: end-session with a confirmed purchase (default true); the room must allow it. */
   endSessionOnPurchase?: boolean
+  /** The claim gate's Redis (the edge's ANTEROOM_REDIS_URL); unset: a gate in this process's memory. */
+  redisUrl?: string
+  /** Or a gate to use (the edge's, in one process); wins over redisUrl. */
+  gate?: ClaimGate
+  /** How often the reconciler makes the gate agree with PostgreSQL, ms (default 2000). */
+  reconcileMs?: number
+  log?: (event: string, fields: Record<string, unknown>) => void
 }
 
 export async function buildBooking(o: BookingOptions) {
@@ -38,11 +53,29 @@ export async function buildBooking(o: BookingOptions) {
     seatsPerRow: 10,
   })
   const seats = new PostgresSeatStore(db)
+  let redis: RedisClient | undefined
+  let claimGate = o.gate
+  if (claimGate === undefined && o.redisUrl !== undefined) {
+    redis = connectRedis(o.redisUrl, (err) => o.log?.('gate_redis_error', { message: err.message }))
+    claimGate = new RedisClaimGate(redis, luaScripts())
+    // The first reconcile builds the gate: give Redis a moment to connect (without it, sales go on
+    // on PostgreSQL alone and the next run builds it).
+    await whenReady(redis, 2000)
+  }
+  claimGate ??= new MemoryClaimGate()
+  const gate = new OriginGate(claimGate, seats, o.log)
+  const reconciler = new Reconciler({ gate: claimGate, store: seats, events: () => seats.eventIds(), periodMs: o.reconcileMs, log: o.log })
+  // The first run builds the gate before the first claim; then every period.
+  await reconciler.run()
+  reconciler.start()
   const app = createOriginApp({
     seats,
     payments: new TestPaymentProvider(),
     admission: { jwksUrl: o.jwksUrl, issuer: o.issuer, audience: o.audience },
     endSessionOnPurchase: o.endSessionOnPurchase ?? true,
+    gate,
+    reconciler,
+    log: o.log,
   })
   // Housekeeping only: claims check expiry themselves.
   const sweeper = setInterval(() => void seats.sweep().catch(() => {}), 30_000)
@@ -50,8 +83,12 @@ export async function buildBooking(o: BookingOptions) {
   return {
     app,
     seats,
+    gate: claimGate,
+    reconciler,
     async close() {
       clearInterval(sweeper)
+      await reconciler.stop()
+      redis?.disconnect()
       await seats.close()
     },
   }

@@ -38,6 +38,8 @@ async function main(): Promise<void> {
       audience: config.audience,
       room: config.rooms[0]?.id ?? 'demo',
       endSessionOnPurchase: config.demoEndsSessions,
+      redisUrl: config.redisUrl,
+      log,
     })
     const server = serve({ fetch: booking.app.fetch, hostname: '127.0.0.1', port: config.demoOriginPort })
     await new Promise((resolve) => server.once('listening', resolve))

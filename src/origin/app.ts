@@ -11,8 +11,18 @@ import { errorBody, renderError } from '../http/errors.js'
 import type { PaymentProvider } from '../ports/payments.js'
 import type { EventInfo, Hold, SeatStore, StoredAnswer } from '../ports/seat-store.js'
 import { type BodyEnv, jsonBodies } from './body.js'
+import type { OriginGate } from './gate.js'
 import { demoPage } from './page.js'
-import { type Admission, type AdmissionCheckOptions, requireAdmission } from './verify.js'
+import type { Reconciler } from './reconciler.js'
+import {
+  ADMISSION_HEADER,
+  type Admission,
+  type AdmissionCheckOptions,
+  admissionVerifier,
+  peekAdmission,
+  refuseAdmission,
+  requireAdmission,
+} from './verify.js'
 
 export interface OriginDeps {
   seats: SeatStore
@@ -20,6 +30,13 @@ export interface OriginDeps {
   admission: AdmissionCheckOptions
   /** How long a repeat of an Idempotency-Key waits for the first request to finish, ms. */
   repeatWaitMs?: number
+  /**
+   * The claim gate in front of PostgreSQL (./gate.ts): claims it knows are doomed are answered
+   * without the database, and before the admission's signature check. Left out: PostgreSQL alone.
+   */
+  gate?: OriginGate
+  /** The gate's reconciler, whose figures GET /events/:event/stock shows. */
+  reconciler?: Reconciler
   /** Send Anteroom-Command: end-session with a confirmed purchase (and its replays); default false. */
   endSessionOnPurchase?: boolean
   log?: (event: string, fields: Record<string, unknown>) => void
@@ -68,6 +85,39 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
   /** Every error of the origin, thrown or returned, is rendered here (src/http/errors.ts). */
   const answer = (c: Context, err: unknown) => renderError(c, err, { json: true, log: (fields) => deps.log?.('origin_error', fields) })
 
+  const gate = deps.gate
+  const verify = admissionVerifier(deps.admission)
+
+  // A claim, registered before the admission middleware: it asks the gate first, with the token only
+  // read (peekAdmission), so that a claim the gate knows is doomed costs neither a signature check nor
+  // the database. Whatever passes the gate is verified, then decided by PostgreSQL.
+  app.post('/events/:event/holds', jsonBodies(), async (c) => {
+    const token = c.req.header(ADMISSION_HEADER)
+    const peeked = gate === undefined ? undefined : peekAdmission(token)
+    const event = await store.event(c.req.param('event') ?? '')
+    if (peeked === undefined || event === undefined || event.room !== peeked.room) {
+      const checked = await verify(token)
+      if (!checked.ok) return refuseAdmission(c, checked)
+      c.set('admission', checked.admission)
+      return claim(c, await eventFor(c), undefined)
+    }
+    const seats = readSeats(c, event)
+    const id = crypto.randomUUID()
+    const asked = await (gate as OriginGate).claim({ event: event.id, hold: id, seats, ttlMs: event.holdSeconds * 1000 })
+    if (asked.kind === 'gone') {
+      const taken = asked.gone.map((g) => g.unit.slice('seat:'.length))
+      const nearest = asked.nearest.map((u) => u.slice('seat:'.length))
+      return taken409(c, taken, nearest)
+    }
+    const checked = await verify(token)
+    if (!checked.ok) {
+      if (asked.kind === 'pass') await gate?.release(event.id, id)
+      return refuseAdmission(c, checked)
+    }
+    c.set('admission', checked.admission)
+    return claim(c, event, asked.kind === 'pass' ? id : undefined, seats)
+  })
+
   app.use('*', requireAdmission(deps.admission))
   app.use('*', jsonBodies())
 
@@ -88,30 +138,31 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
     return hold
   }
 
-  app.get('/', (c) => c.html(demoPage()))
+  const taken409 = (c: Context, taken: string[], nearest: string[]) =>
+    answer(c, new AnteroomError('ERR_SEATS_TAKEN', `Taken: ${taken.join(', ') || 'some of these seats'}`, { extra: { taken, nearest } }))
 
-  app.get('/events/:event/seats', async (c) => {
-    const event = await eventFor(c)
-    return c.json({ event: { id: event.id, name: event.name, priceCents: event.priceCents }, seats: await store.seatMap(event.id) })
-  })
-
-  app.post('/events/:event/holds', async (c) => {
-    const event = await eventFor(c)
-    const seats = readSeats(c, event)
+  /**
+   * Holds the seats in PostgreSQL for the verified visitor. `gated` is the hold id the gate marked
+   * the seats under: whatever the database answers other than a hold gives them back.
+   */
+  async function claim(c: Context<Env>, event: EventInfo, gated: string | undefined, asked?: string[]): Promise<Response> {
+    const seats = asked ?? readSeats(c, event)
     const admission = c.get('admission')
-    const outcome = await store.hold({ event, holder: admission.sub, seats })
+    let outcome: Awaited<ReturnType<SeatStore['hold']>>
+    try {
+      outcome = await store.hold({ event, holder: admission.sub, seats, id: gated })
+    } catch (err) {
+      if (gated !== undefined) await gate?.release(event.id, gated)
+      throw err
+    }
+    if (outcome.kind !== 'held' && gated !== undefined) await gate?.release(event.id, gated)
     switch (outcome.kind) {
       case 'held':
         // Open admissions are the edge failing open (its store was down): worth knowing afterwards.
         if (admission.open) deps.log?.('hold_open_admission', { event: event.id, hold: outcome.hold.id, seats: seats.length })
         return c.json({ hold: { id: outcome.hold.id, seats: outcome.hold.seats, expiresAt: outcome.hold.expiresAt } }, 201)
       case 'taken':
-        return answer(
-          c,
-          new AnteroomError('ERR_SEATS_TAKEN', `Taken: ${outcome.taken.join(', ') || 'some of these seats'}`, {
-            extra: { taken: outcome.taken, nearest: outcome.nearest },
-          }),
-        )
+        return taken409(c, outcome.taken, outcome.nearest)
       case 'limit':
         return answer(
           c,
@@ -127,7 +178,16 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
             extra: { unknown: outcome.unknown },
           }),
         )
+      default:
+        throw new AnteroomError('ERR_INTERNAL', `Unexpected hold outcome ${outcome.kind}`)
     }
+  }
+
+  app.get('/', (c) => c.html(demoPage()))
+
+  app.get('/events/:event/seats', async (c) => {
+    const event = await eventFor(c)
+    return c.json({ event: { id: event.id, name: event.name, priceCents: event.priceCents }, seats: await store.seatMap(event.id) })
   })
 
   const replay = (c: Context, answer: StoredAnswer) => {
@@ -184,8 +244,12 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
       chargeId,
       answer: (tickets) => ({ status: 200, body: { booked: true, holdId: hold.id, chargeId, amountCents, tickets } }),
     })
-    if (booked !== undefined) return replay(c, booked)
+    if (booked !== undefined) {
+      await gate?.sold(hold)
+      return replay(c, booked)
+    }
     // The hold was lost while the payment ran: give the money back and say so.
+    await gate?.release(hold.eventId, hold.id)
     await payments.refund(chargeId)
     const refunded = failedCheckout(
       new AnteroomError('ERR_HOLD_LOST', 'The hold expired and the seats went to someone else; your payment was refunded'),
@@ -198,7 +262,16 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
   app.delete('/holds/:hold', async (c) => {
     const hold = await ownHold(c)
     if (hold.status !== 'active') return answer(c, new AnteroomError('ERR_HOLD_NOT_ACTIVE', `The hold is already ${hold.status}`))
-    return c.json({ released: await store.release(hold.id, hold.holder) })
+    const released = await store.release(hold.id, hold.holder)
+    await gate?.release(hold.eventId, hold.id)
+    return c.json({ released })
+  })
+
+  // What the gate counts for the event (what the waiting room reads), and how the gate is kept honest.
+  app.get('/events/:event/stock', async (c) => {
+    const event = await eventFor(c)
+    const counts = gate === undefined ? undefined : await gate.gate.counts(event.id).catch(() => undefined)
+    return c.json({ event: event.id, counts: counts ?? null, gate: gate?.stats ?? null, reconciler: deps.reconciler?.stats ?? null })
   })
 
   app.get('/events/:event/invariant', async (c) => {

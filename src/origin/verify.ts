@@ -5,8 +5,8 @@
 //   app.use('*', requireAdmission({ jwksUrl: 'https://edge.example/.well-known/jwks.json',
 //                                   issuer: 'anteroom', audience: 'origin' }))
 //   app.get('/me', (c) => c.json({ visitor: c.get('admission').sub }))
-import type { MiddlewareHandler } from 'hono'
-import { createRemoteJWKSet, errors, type JWTVerifyGetKey, jwtVerify } from 'jose'
+import type { Context, MiddlewareHandler } from 'hono'
+import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors, type JWTVerifyGetKey, jwtVerify } from 'jose'
 import type { AdmissionClaims } from '../core/admission-token.js'
 import { AnteroomError, type ErrorCode, errorSpec } from '../core/errors.js'
 import { renderError } from '../http/errors.js'
@@ -100,17 +100,38 @@ export function admissionVerifier(options: AdmissionCheckOptions): (token: strin
   }
 }
 
+/** The answer to a request whose admission was refused: 401 (or 503) with the reason. */
+export function refuseAdmission(c: Context, result: Extract<AdmissionCheck, { ok: false }>): Response {
+  c.header('www-authenticate', `Anteroom error="${result.code}"`)
+  // The reason is for the caller even on a 503: it says which check could not be made.
+  return renderError(c, new AnteroomError(result.code, result.reason, { expose: true }), { json: true })
+}
+
 /** Hono middleware: 401 with a clear reason unless the request carries a valid admission. */
 export function requireAdmission(options: AdmissionCheckOptions): MiddlewareHandler<{ Variables: { admission: Admission } }> {
   const verify = admissionVerifier(options)
   return async function requireAdmission(c, next) {
     const result = await verify(c.req.header(ADMISSION_HEADER))
-    if (!result.ok) {
-      c.header('www-authenticate', `Anteroom error="${result.code}"`)
-      // The reason is for the caller even on a 503: it says which check could not be made.
-      return renderError(c, new AnteroomError(result.code, result.reason, { expose: true }), { json: true })
-    }
+    if (!result.ok) return refuseAdmission(c, result)
     c.set('admission', result.admission)
     await next()
+  }
+}
+
+/**
+ * What a token says, unverified: its room, if it is an ES256 token for a room that has not expired.
+ * Costs a few microseconds (two base64url decodes), against ~140 µs for the signature check. The
+ * booking origin uses it only to ask the claim gate before paying for the check: a claim the gate
+ * refuses learns only that the seats are not free (see README, "The claim gate").
+ */
+export function peekAdmission(token: string | undefined, nowSeconds = Date.now() / 1000): { room: string } | undefined {
+  if (!token || token.length > 4096) return undefined
+  try {
+    if (decodeProtectedHeader(token).alg !== 'ES256') return undefined
+    const { room, exp } = decodeJwt(token)
+    if (typeof room !== 'string' || typeof exp !== 'number' || exp <= nowSeconds) return undefined
+    return { room }
+  } catch {
+    return undefined
   }
 }

@@ -69,6 +69,8 @@ export interface StoredAnswer {
 
 export interface SeatStore {
   event(id: string): Promise<EventInfo | undefined>
+  /** The ids of every event. */
+  eventIds(): Promise<string[]>
   seatMap(eventId: string): Promise<SeatView[]>
   /**
    * All or nothing; the per-visitor limit counts live holds and purchases. `id` is the new hold's id

@@ -107,16 +107,25 @@ export class PostgresSeatStore implements SeatStore {
     )
   }
 
-  /** Events change rarely: each is read at most once every few seconds, not on every request. */
-  private readonly events = new Map<string, { event: EventInfo | undefined; until: number }>()
+  /**
+   * Events change rarely: each is read at most once every few seconds, not on every request, and
+   * concurrent requests for one that is not cached share one read (a rush starts with a cold cache).
+   */
+  private readonly events = new Map<string, { event: Promise<EventInfo | undefined>; until: number }>()
 
-  async event(id: string): Promise<EventInfo | undefined> {
+  event(id: string): Promise<EventInfo | undefined> {
     const cached = this.events.get(id)
     if (cached !== undefined && cached.until > Date.now()) return cached.event
-    const event = await this.readEvent(id)
+    const event = this.readEvent(id)
     if (this.events.size > 10_000) this.events.clear()
     this.events.set(id, { event, until: Date.now() + 5000 })
+    // A failed read is not kept.
+    event.catch(() => this.events.delete(id))
     return event
+  }
+
+  async eventIds(): Promise<string[]> {
+    return (await this.db.query<{ id: string }>(sql('event-list'))).map((r) => r.id)
   }
 
   private async readEvent(id: string): Promise<EventInfo | undefined> {
