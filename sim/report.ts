@@ -237,6 +237,12 @@ function soldOutSection(r: SimResult): { text: string; chart: string } {
       `${told.length}, of whom ${told.filter((v) => v.serverArrival !== undefined).length} had a place in line`,
     ],
     ['visitors told everything is held', String(held)],
+    [
+      'what the edge acted on (its admin stats, once a second)',
+      Object.entries(r.edgeStates ?? {})
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ') || 'not read',
+    ],
   ]
   // Stretches with nothing free before the last one: a hold released or lapsed, the line moved again.
   const stretches = nothingFreeStretches(gate, 0, 0)
@@ -466,7 +472,15 @@ figure{margin:18px 0}figcaption{font-weight:600;margin-bottom:4px}svg{width:100%
 <p>${o.visitors} visitors, arrival curve <b>${o.curve.kind}</b>${o.curve.kind === 'opening' ? '' : ` over ${o.curve.durationSeconds} sale seconds`}${o.curve.kind === 'waves' ? ` (${o.curve.waves ?? 3} waves)` : ''};
 ${Math.round(o.abandonShare * 100)}% give up after ~${o.patienceSeconds} s (exponential); ${Math.round(o.buyShare * 100)}% of admitted visitors try to buy.
 Started ${esc(r.startedAt)}; ran ${r.realSeconds.toFixed(1)} real seconds (${((r.realSeconds * s) / 60).toFixed(1)} sale minutes); ${r.requests} requests, ${r.errors} errors${r.errors > 0 ? ` (${esc(JSON.stringify(r.errorKinds))})` : ''}.
-Admitted ${admitted}, gave up ${gaveUp}. Edge: ${o.edgeUrl ? `external edge ${esc(o.edgeUrl)}` : o.runtime === 'worker' ? `Worker in workerd (Miniflare), ${o.fault?.kind === 'failover' ? 'a Sentinel set' : 'Redis'} via StoreRelay` : `Node, ${o.fault?.kind === 'failover' ? 'a Sentinel set' : o.redis || o.fault ? 'Redis' : 'embedded store'}`}; seed ${o.seed}${o.browseSeconds ? `; admitted visitors browse about ${o.browseSeconds} s` : ''}.</p>
+Admitted ${admitted}, gave up ${gaveUp}.${
+    Object.keys(r.checkouts ?? {}).length > 0
+      ? ` Holds: ${esc(
+          Object.entries(r.checkouts)
+            .map(([k, n]) => `${k} ${n}`)
+            .join(', '),
+        )}.`
+      : ''
+  } Edge: ${o.edgeUrl ? `external edge ${esc(o.edgeUrl)}` : o.runtime === 'worker' ? `Worker in workerd (Miniflare), ${o.fault?.kind === 'failover' ? 'a Sentinel set' : 'Redis'} via StoreRelay` : `Node, ${o.fault?.kind === 'failover' ? 'a Sentinel set' : o.redis || o.fault ? 'Redis' : 'embedded store'}`}; seed ${o.seed}${o.browseSeconds ? `; admitted visitors browse about ${o.browseSeconds} s` : ''}.</p>
 <h2>Verdicts</h2>
 <table><tr><th></th><th>verdict</th><th>measured</th><th>limit</th><th>how</th></tr>${verdicts}</table>
 ${faultSection}

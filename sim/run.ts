@@ -226,6 +226,8 @@ function printSummary(r: SimResult): void {
   )
   for (const v of r.verdicts)
     console.log(`  ${v.info ? 'info' : v.ok ? 'pass' : 'FAIL'}  ${v.name.padEnd(width)}  ${v.measured}  [${v.limit}]`)
+  if (Object.keys(r.checkouts).length > 0) console.log(`  holds: ${JSON.stringify(r.checkouts)}`)
+  if (r.edgeStates) console.log(`  the edge's stock state, once a second: ${JSON.stringify(r.edgeStates)}`)
   const s = r.scheduled
   if (s) {
     const sale = (ms: number) => `${((ms * r.options.scale) / 1000).toFixed(0)} sale s`

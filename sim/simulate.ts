@@ -172,6 +172,11 @@ export interface SimResult {
   errors: number
   /** What the errors were: a poll's state or status other than queued/paused/admitted, or a failed request. */
   errorKinds: Record<string, number>
+  /**
+   * How holds ended: "paid", "released" (the buyer let them go), or what the confirm answered instead
+   * ("confirm <status> <state or error code>"; the hold was then released, see shop()).
+   */
+  checkouts: Record<string, number>
   /** The store fault of the run, when it had one. */
   fault?: StoreFault
   /** The store's own record of its admissions (real ms, ascending), when the simulator could read it. */
@@ -182,6 +187,8 @@ export interface SimResult {
   botPlaces?: VisitorRecord[]
   /** A sold-out sale: the event's counts as the gate gave them, every 250 ms. */
   gate?: GateSample[]
+  /** ... and the stock states the edge acted on (its admin stats, once a second), counted. */
+  edgeStates?: Record<string, number>
 }
 
 export interface ScheduledOutcome {
@@ -309,6 +316,8 @@ interface Started {
   admissions?: (room: string, sinceMs: number) => Promise<[string, number][]>
   /** A sold-out sale: the event's counts in the claim gate the edge reads. */
   stock?: (event: string) => Promise<StockCounts | undefined>
+  /** ... and the edge's own view of them (its admin stats): the stock state it acts on. */
+  edgeStock?: (room: string) => Promise<string | undefined>
   /** The Redis the simulator started, for its faults. */
   redis?: RedisHere
   stop(): Promise<void>
@@ -478,6 +487,9 @@ async function startStack(
       },
     ])
     const secret = randomBytes(32).toString('hex')
+    // A sold-out sale also reads what the edge itself sees of the stock (its admin stats).
+    const adminToken = randomBytes(24).toString('base64url')
+    const adminTokens = o.soldOut ? `sim:${adminToken}` : undefined
     let stats: Started['stats']
     let reserved: Started['reserved']
     let admissions: Started['admissions']
@@ -508,12 +520,18 @@ async function startStack(
           ANTEROOM_REDIS_URL: redisUrl,
           ANTEROOM_QUEUE_SECRET: secret,
           ANTEROOM_SIGNING_KEYS: JSON.stringify([await generateSigningJwk('sim')]),
+          ANTEROOM_ADMIN_TOKENS: adminTokens,
         },
         port: edgePort,
       })
       stops.push(() => worker.close())
     } else {
-      const config = loadConfig({ ANTEROOM_ROOMS: rooms, ANTEROOM_QUEUE_SECRET: secret, ANTEROOM_REDIS_URL: redisUrl })
+      const config = loadConfig({
+        ANTEROOM_ROOMS: rooms,
+        ANTEROOM_QUEUE_SECRET: secret,
+        ANTEROOM_REDIS_URL: redisUrl,
+        ANTEROOM_ADMIN_TOKENS: adminTokens,
+      })
       const edge = await buildEdge(config, { originUrl: `http://127.0.0.1:${originPort}`, gate: sharedGate })
       stops.push(() => edge.close())
       const server = serve({ fetch: edge.app.fetch, hostname: '127.0.0.1', port: edgePort })
@@ -536,6 +554,13 @@ async function startStack(
       reserved,
       admissions,
       stock: stockGate === undefined ? undefined : (event) => stockGate.counts(event),
+      edgeStock: o.soldOut
+        ? async (id) => {
+            const res = await request(`${edgeUrl}/_anteroom/api/rooms/${id}/stats`, { headers: { authorization: `Bearer ${adminToken}` } })
+            const body = (await res.body.json()) as { stock?: { state?: string } | null }
+            return body.stock?.state
+          }
+        : undefined,
       redis: here,
       async stop() {
         for (const stop of stops.reverse()) await stop().catch(() => {})
@@ -650,6 +675,10 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
   let requests = 0
   let errors = 0
   const errorKinds: Record<string, number> = {}
+  const checkouts: Record<string, number> = {}
+  const checkout = (kind: string) => {
+    checkouts[kind] = (checkouts[kind] ?? 0) + 1
+  }
   const failed = (kind: string) => {
     errors++
     errorKinds[kind] = (errorKinds[kind] ?? 0) + 1
@@ -783,6 +812,21 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
         gateSamples.push({ t: (a + now()) / 2 })
       }
       await sleep(250)
+    }
+  })()
+  // What the edge acts on, once a second (its admin stats): how often it knew the counts.
+  const edgeStates: Record<string, number> = {}
+  const edgeSampler = (async () => {
+    if (!o.soldOut || !stack.edgeStock) return
+    while (sampling) {
+      let state: string
+      try {
+        state = (await stack.edgeStock(room)) ?? 'not linked'
+      } catch {
+        state = 'stats failed'
+      }
+      edgeStates[state] = (edgeStates[state] ?? 0) + 1
+      await sleep(1000)
     }
   })()
 
@@ -989,15 +1033,24 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       if (plan.releases) {
         await browse(v, jar, 'DELETE', `/holds/${id}`)
         v.releasedHold = true
+        checkout('released')
         return
       }
       const sent = now()
       const paid = await browse(v, jar, 'POST', `/holds/${id}/confirm`, undefined, { 'idempotency-key': `sim-${o.seed}-${v.id}-${id}` })
-      if (paid.status === 200) {
-        v.tickets = ((paid.json?.tickets as { seat: string }[] | undefined) ?? []).map((t) => t.seat)
+      const tickets = paid.json?.tickets as { seat: string }[] | undefined
+      if (paid.status === 200 && Array.isArray(tickets)) {
+        v.tickets = tickets.map((t) => t.seat)
         v.boughtAt = now()
+        checkout('paid')
         // The edge cleared the admission cookie: the origin ended the session (Anteroom-Command).
         if (!jar.cookies.has(admissionCookie)) v.sessionEndedAt = sent
+      } else {
+        const why = paid.json?.state ?? (paid.json?.error as { code?: unknown } | undefined)?.code ?? ''
+        checkout(`confirm ${paid.status} ${String(why)}`.trim())
+        // The hold would lapse after its length, which the run does not compress (10 real minutes by
+        // default): the buyer's page lets it go instead, so that its seats come back within the run.
+        await browse(v, jar, 'DELETE', `/holds/${id}`).catch(() => {})
       }
       return
     }
@@ -1129,6 +1182,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     sampling = false
     await sampler
     await gateSampler
+    await edgeSampler
     await collector
     await collect()
     if (stack.invariant) booking = await stack.invariant()
@@ -1299,11 +1353,12 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     requests,
     errors,
     errorKinds,
+    checkouts,
     fault,
     admissions,
     ...(scheduledOutcome ? { scheduled: scheduledOutcome } : {}),
     ...(botPlaces.length > 0 ? { botPlaces } : {}),
-    ...(o.soldOut ? { gate: gateSamples } : {}),
+    ...(o.soldOut ? { gate: gateSamples, edgeStates } : {}),
   }
 }
 

@@ -92,12 +92,14 @@ describe('the counts on the Node edge', () => {
   async function edgeOn(store: 'embedded' | 'redis', rooms: Record<string, unknown>[]) {
     const clock = new ManualClock(T0)
     const url = inject('redisUrl')
+    const logged: [string, Record<string, unknown>][] = []
     const edge = await testEdge({
       rooms,
       originUrl: origin.url,
       clock,
       redisUrl: store === 'redis' ? `${url}/${await freshDb(url)}` : undefined,
       adminTokens: `ops:${ADMIN}`,
+      log: (event, fields) => logged.push([event, fields]),
     })
     edges.push(edge)
     const app = withSocketAddress(edge.app)
@@ -107,7 +109,7 @@ describe('the counts on the Node edge', () => {
       await new Visitor().request(app, '/_anteroom/status?room=no-such-room', { json: true })
       await edge.deps.rooms.settled()
     }
-    return { edge, app, clock, reload }
+    return { edge, app, clock, reload, logged }
   }
 
   /** Counts the gate's counts calls. */
@@ -152,7 +154,7 @@ describe('the counts on the Node edge', () => {
     })
 
     it(`a count the edge cannot get never stops a sale: the gate's call fails, the room admits as before (${store})`, async () => {
-      const { edge, app, clock, reload } = await edgeOn(store, [
+      const { edge, app, clock, reload, logged } = await edgeOn(store, [
         { id: 'sale', paths: ['/'], totalActiveUsers: 5, newUsersPerMinute: 60, event: 'gig' },
       ])
       await edge.gate.reconcile('gig', { units: seats(2, 2), holds: [] }, 0, clock.now())
@@ -166,6 +168,11 @@ describe('the counts on the Node edge', () => {
       expect(await new Visitor().status(app, 'sale')).toMatchObject({ state: 'admitted' })
       const stats = await app.request('http://shop.test/_anteroom/api/rooms/sale/stats', { headers: { authorization: `Bearer ${ADMIN}` } })
       expect(await stats.json()).toMatchObject({ stock: { event: 'gig', state: 'unknown', stopsAdmissions: false, free: null } })
+      // The operator is told, once while it lasts.
+      await reload()
+      expect(logged.filter(([e]) => e === 'stock_unavailable')).toEqual([
+        ['stock_unavailable', { event: 'gig', message: 'the gate is away' }],
+      ])
       // The gate answers again: the room is sold out again at the next reload.
       edge.gate.counts = counts
       await reload()

@@ -67,18 +67,28 @@ export class RoomDirectory {
   private readonly gate: Pick<ClaimGate, 'counts'> | undefined
   /** The time handed to the gate: the test's clock, or undefined so that the gate uses its own (Redis TIME). */
   private readonly storeNow: () => number | undefined
+  private readonly log: (event: string, fields: Record<string, unknown>) => void
+  /** Events whose last counts call failed (logged once). */
+  private readonly stockFailing = new Set<string>()
 
   constructor(
     private readonly store: SettingsStore,
     private readonly seeds: readonly RoomSettings[],
     private readonly refreshMs = 1000,
     private readonly now: () => number = Date.now,
-    watched: { queue?: Pick<QueueStore, 'watch'>; gate?: Pick<ClaimGate, 'counts'>; storeNow?: () => number | undefined } = {},
+    watched: {
+      queue?: Pick<QueueStore, 'watch'>
+      gate?: Pick<ClaimGate, 'counts'>
+      storeNow?: () => number | undefined
+      /** Told when an event's counts cannot be read (once until they can again): its rooms then admit as if unlinked. */
+      log?: (event: string, fields: Record<string, unknown>) => void
+    } = {},
   ) {
     this.current = seeds
     this.queue = watched.queue
     this.gate = watched.gate
     this.storeNow = watched.storeNow ?? (() => undefined)
+    this.log = watched.log ?? (() => {})
   }
 
   /** A linked room's event stock, as the last reload saw it; undefined for a room that is not linked. */
@@ -221,9 +231,14 @@ export class RoomDirectory {
         events.map(async (event) => {
           if (gate === undefined) return [event, undefined] as const
           try {
-            return [event, await gate.counts(event, this.storeNow())] as const
-          } catch {
+            const counts = await gate.counts(event, this.storeNow())
+            this.stockFailing.delete(event)
+            return [event, counts] as const
+          } catch (err) {
             // Never stop a sale on a missing count: unknown, as if the room were not linked.
+            if (!this.stockFailing.has(event))
+              this.log('stock_unavailable', { event, message: err instanceof Error ? err.message : 'error' })
+            this.stockFailing.add(event)
             return [event, undefined] as const
           }
         }),
