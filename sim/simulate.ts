@@ -1028,8 +1028,13 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       if (hold.status !== 201) return
       const id = (hold.json?.hold as { id?: string } | undefined)?.id
       if (id === undefined) return
-      // The buyer takes a while to pay (the seats are held meanwhile), or lets the seats go.
-      if (plan.payMs > 0) await sleep(plan.payMs)
+      // The buyer takes a while to pay (the seats are held meanwhile), or lets the seats go. The
+      // checkout page looks at the stock every refresh meanwhile, which renews the session past its half.
+      const payUntil = now() + plan.payMs
+      while (now() < payUntil) {
+        await sleep(Math.min(real.refreshSeconds * 1000, payUntil - now()))
+        if (now() < payUntil) await browse(v, jar, 'GET', `/events/${SEATS_EVENT}/stock`)
+      }
       if (plan.releases) {
         await browse(v, jar, 'DELETE', `/holds/${id}`)
         v.releasedHold = true
@@ -1050,7 +1055,9 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
         checkout(`confirm ${paid.status} ${String(why)}`.trim())
         // The hold would lapse after its length, which the run does not compress (10 real minutes by
         // default): the buyer's page lets it go instead, so that its seats come back within the run.
-        await browse(v, jar, 'DELETE', `/holds/${id}`).catch(() => {})
+        const gone = await browse(v, jar, 'DELETE', `/holds/${id}`).catch(() => undefined)
+        // Without a session the release does not reach the origin either: the hold lapses on its own.
+        if (gone?.status !== 200 || gone.json?.state !== undefined) checkout('hold left to lapse')
       }
       return
     }
