@@ -1077,18 +1077,20 @@ export function soldOutToldVerdict(visitors: readonly VisitorRecord[], o: SoldOu
  * Nobody admitted after the last sale, from the store's record of its grants (exact, on its own
  * clock). The last unit is claimed before the last sale (its buyer holds it, then pays); from the
  * claim on nothing is free, and an edge stops granting at its next look at the counts (its rooms'
- * reload, once a second). So also: no grant later than the gate's first nothing-free count + a
- * reload + 0.5 s, whatever the time buyers take to pay.
+ * reload, once a second, plus the time a look takes). So also: no grant later than the gate's first
+ * nothing-free count + two reloads + 0.5 s, whatever the time buyers take to pay.
  */
 export function noAdmissionAfterVerdict(visitors: readonly VisitorRecord[], o: SoldOutInput): Verdict {
   const name = 'nobody admitted after the last sale'
-  const limit = `0 grants after the last sale, and 0 later than the first nothing-free count + a reload + 0.5 s (${secs(o.reloadMs + 500)})`
+  const limit = `0 grants after the last sale, and 0 later than the first nothing-free count + two reloads + 0.5 s (${secs(2 * o.reloadMs + 500)})`
   const detail =
     "The store's record of its grants, else the visitor side (grants certainly after). Nothing free: the last unit claimed, held or sold from then on. Grants between that count and the last sale are the edge seeing it a reload late; a buyer who pays within a reload could be followed by some."
   if (noCounts(o.gate)) return { name, ok: false, measured: 'the gate published no counts for the event', limit, detail }
   const out = sellOut(o.gate)
   if (out === undefined) return { name, ok: true, info: true, measured: 'not measured: the event did not sell out', limit, detail }
-  const bound = out.nothingFreeAt + o.reloadMs + 500
+  // An edge's look at the counts is at most a reload period old, plus the time the look itself takes
+  // (on a loaded machine up to about as long again).
+  const bound = out.nothingFreeAt + 2 * o.reloadMs + 500
   const grants = o.record ?? visitors.filter((v) => v.admittedReceived !== undefined).map((v) => grantInterval(v as VisitorRecord)![0])
   const afterBound = grants.filter((g) => g > bound).length
   const afterSale = o.lastSaleAt === undefined ? 0 : grants.filter((g) => g > o.lastSaleAt!).length

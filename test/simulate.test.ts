@@ -356,13 +356,14 @@ describe('sold-out verdicts on synthetic timelines', () => {
     expect(noAdmissionAfterVerdict([], input())).toMatchObject({ ok: true })
     // A grant 1.2 s after nothing was free (the edge a reload late), before the last sale: allowed.
     expect(noAdmissionAfterVerdict([], input({ record: [100, 4700] })).ok).toBe(true)
-    // After the bound (3.5 s + 1 s + 0.5 s), though before the last sale: fails.
-    expect(noAdmissionAfterVerdict([], input({ record: [100, 5001], lastSaleAt: 6000 })).ok).toBe(false)
+    // After the bound (3.5 s + 2 x 1 s + 0.5 s), though before the last sale: fails.
+    expect(noAdmissionAfterVerdict([], input({ record: [100, 5900], lastSaleAt: 7000 })).ok).toBe(true)
+    expect(noAdmissionAfterVerdict([], input({ record: [100, 6001], lastSaleAt: 7000 })).ok).toBe(false)
     // After the last sale: fails.
     expect(noAdmissionAfterVerdict([], input({ record: [100, 4900], lastSaleAt: 4800 })).ok).toBe(false)
     // Without a store record, the visitor side: a grant certainly after (queued when the bound had passed).
-    const late = { ...waiting(1, 100, undefined, 5600), admittedSent: 5600, admittedReceived: 5610, lastQueuedSent: 5400 }
-    expect(noAdmissionAfterVerdict([late], input({ record: undefined })).ok).toBe(false)
+    const late = { ...waiting(1, 100, undefined, 6600), admittedSent: 6600, admittedReceived: 6610, lastQueuedSent: 6400 }
+    expect(noAdmissionAfterVerdict([late], input({ record: undefined, lastSaleAt: 7000 })).ok).toBe(false)
     expect(noAdmissionAfterVerdict([], input({ gate: [{ t: 0 }] })).ok).toBe(false)
   })
 
