@@ -6,6 +6,7 @@ import { type Context, Hono } from 'hono'
 import { safeEqual } from '../src/core/compare.js'
 import { AnteroomError, isAnteroomError } from '../src/core/errors.js'
 import { checkScheduleChange, parseRoomSettings, type RoomSettings, SETTINGS_SCHEMA } from '../src/core/settings.js'
+import { type StockView, stockState, stockStop } from '../src/core/stock.js'
 import { readCookie, serializeCookie } from '../src/http/cookies.js'
 import { renderError } from '../src/http/errors.js'
 import type { Refusals } from '../src/http/refusals.js'
@@ -66,6 +67,25 @@ function botDefence(settings: RoomSettings, refused: Awaited<ReturnType<Refusals
     networkPrefixIPv4: settings.networkPrefixIPv4,
     networkPrefixIPv6: settings.networkPrefixIPv6,
     refused: { total: refused.total, lastMinute: refused.lastMinute },
+  }
+}
+
+/**
+ * A linked room's event stock as this edge saw it at its last reload (once a second), and whether it
+ * stops admissions now (core/stock.ts); null for a room that is not linked to an event.
+ */
+function stockStats(settings: RoomSettings, view: StockView | undefined, now: number) {
+  if (settings.event === null) return null
+  const counts = view?.event === settings.event ? view.counts : undefined
+  return {
+    event: settings.event,
+    state: stockState(counts),
+    stopsAdmissions: stockStop(settings, view, now) !== undefined,
+    free: counts?.free ?? null,
+    held: counts?.held ?? null,
+    sold: counts?.sold ?? null,
+    reconciledAt: counts?.reconciledAt ?? null,
+    seenAt: view?.at ?? null,
   }
 }
 
@@ -422,13 +442,17 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
               : null,
         abandonedLastMinute: s.abandonedLastMinute,
         botDefence: botDefence(r.settings, refused),
+        stock: stockStats(r.settings, deps.rooms.stock(r.settings.id), now()),
         store,
         at: s.now,
       })
     } catch (err) {
       if (!isAnteroomError(err, 'ERR_STORE_UNAVAILABLE')) throw err
       store = 'down'
-      return c.json({ room: r.settings.id, mode: r.settings.mode, store }, 503)
+      return c.json(
+        { room: r.settings.id, mode: r.settings.mode, stock: stockStats(r.settings, deps.rooms.stock(r.settings.id), now()), store },
+        503,
+      )
     }
   })
 

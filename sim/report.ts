@@ -4,7 +4,7 @@
 import { percentile } from '../scripts/lib/stats.js'
 import type { Prediction } from './predict.js'
 import type { SimResult } from './simulate.js'
-import { waits } from './verdicts.js'
+import { nothingFreeStretches, sellOut, waits } from './verdicts.js'
 
 interface Series {
   name: string
@@ -214,6 +214,64 @@ function scheduledSection(r: SimResult): string {
 <table>${rows.map(([k, v]) => `<tr><td>${esc(k)}</td><td>${esc(v)}</td></tr>`).join('')}</table>`
 }
 
+/** A sold-out sale: when the event ran out as the gate counted it, and what visitors were told. */
+function soldOutSection(r: SimResult): { text: string; chart: string } {
+  const gate = r.gate
+  if (gate === undefined) return { text: '', chart: '' }
+  const s = r.options.scale
+  const toMin = (ms: number) => (ms / 1000) * (s / 60)
+  const at = (ms: number | undefined) =>
+    ms === undefined ? 'never' : `${(ms / 1000).toFixed(2)} real s (${toMin(ms).toFixed(1)} sale min)`
+  const out = sellOut(gate)
+  const sales = r.visitors.flatMap((v) => (v.boughtAt === undefined ? [] : [v.boughtAt]))
+  const told = r.visitors.filter((v) => v.soldOutToldAt !== undefined)
+  const held = r.visitors.filter((v) => (v.heldAnswers ?? 0) > 0).length
+  const known = gate.filter((g) => g.free !== undefined)
+  const rows: [string, string][] = [
+    ['gate counts read', `${gate.length} (${gate.length - known.length} without counts)`],
+    ['nothing free from', at(out?.nothingFreeAt)],
+    ['everything sold from', at(out?.soldOutAt)],
+    ['last sale (answer to the last confirm)', at(sales.length === 0 ? undefined : Math.max(...sales))],
+    [
+      'visitors told sold out (they left)',
+      `${told.length}, of whom ${told.filter((v) => v.serverArrival !== undefined).length} had a place in line`,
+    ],
+    ['visitors told everything is held', String(held)],
+    [
+      'what the edge acted on (its admin stats, once a second)',
+      Object.entries(r.edgeStates ?? {})
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ') || 'not read',
+    ],
+  ]
+  // Stretches with nothing free before the last one: a hold released or lapsed, the line moved again.
+  const stretches = nothingFreeStretches(gate, 0, 0)
+  if (stretches.length > 1) {
+    const resumed = stretches.slice(0, -1).map(([, end]) => (r.admissions ?? []).filter((t) => t > end && t < end + 5000).length)
+    rows.push([
+      'stretches with nothing free, then something again',
+      `${stretches.length - 1}; the store granted ${resumed.join(', ')} in the 5 s after each (holds came back)`,
+    ])
+  }
+  const text = `<h2>Sold out</h2>
+<p>The room was linked to the event (<code>event: "demo"</code>): the booking origin keeps the event's stock in the claim gate, every edge reads its counts once a second, and while nothing is free nobody new is let in (state <code>all_held</code> while some is held, <code>sold_out</code> once all is sold). The simulator read the same counts every 250 ms.</p>
+<table>${rows.map(([k, v]) => `<tr><td>${esc(k)}</td><td>${esc(v)}</td></tr>`).join('')}</table>`
+  const series = (key: 'free' | 'held' | 'sold', name: string, color: string): Series => ({
+    name,
+    points: known.map((g) => [toMin(g.t), g[key] as number]),
+    color,
+    step: true,
+  })
+  const chart = lineChart(
+    "The event's stock, as the claim gate counted it",
+    [series('free', 'free', '#2c6fbb'), series('held', 'held', '#e67e22'), series('sold', 'sold', '#16a085')],
+    'sale minutes',
+    'seats',
+    toMin(r.realSeconds * 1000),
+  )
+  return { text, chart }
+}
+
 export function renderReport(r: SimResult): string {
   const s = r.options.scale
   const toMin = (ms: number) => (ms / 1000) * (s / 60)
@@ -414,11 +472,20 @@ figure{margin:18px 0}figcaption{font-weight:600;margin-bottom:4px}svg{width:100%
 <p>${o.visitors} visitors, arrival curve <b>${o.curve.kind}</b>${o.curve.kind === 'opening' ? '' : ` over ${o.curve.durationSeconds} sale seconds`}${o.curve.kind === 'waves' ? ` (${o.curve.waves ?? 3} waves)` : ''};
 ${Math.round(o.abandonShare * 100)}% give up after ~${o.patienceSeconds} s (exponential); ${Math.round(o.buyShare * 100)}% of admitted visitors try to buy.
 Started ${esc(r.startedAt)}; ran ${r.realSeconds.toFixed(1)} real seconds (${((r.realSeconds * s) / 60).toFixed(1)} sale minutes); ${r.requests} requests, ${r.errors} errors${r.errors > 0 ? ` (${esc(JSON.stringify(r.errorKinds))})` : ''}.
-Admitted ${admitted}, gave up ${gaveUp}. Edge: ${o.edgeUrl ? `external edge ${esc(o.edgeUrl)}` : o.runtime === 'worker' ? `Worker in workerd (Miniflare), ${o.fault?.kind === 'failover' ? 'a Sentinel set' : 'Redis'} via StoreRelay` : `Node, ${o.fault?.kind === 'failover' ? 'a Sentinel set' : o.redis || o.fault ? 'Redis' : 'embedded store'}`}; seed ${o.seed}${o.browseSeconds ? `; admitted visitors browse about ${o.browseSeconds} s` : ''}.</p>
+Admitted ${admitted}, gave up ${gaveUp}.${
+    Object.keys(r.checkouts ?? {}).length > 0
+      ? ` Holds: ${esc(
+          Object.entries(r.checkouts)
+            .map(([k, n]) => `${k} ${n}`)
+            .join(', '),
+        )}.`
+      : ''
+  } Edge: ${o.edgeUrl ? `external edge ${esc(o.edgeUrl)}` : o.runtime === 'worker' ? `Worker in workerd (Miniflare), ${o.fault?.kind === 'failover' ? 'a Sentinel set' : 'Redis'} via StoreRelay` : `Node, ${o.fault?.kind === 'failover' ? 'a Sentinel set' : o.redis || o.fault ? 'Redis' : 'embedded store'}`}; seed ${o.seed}${o.browseSeconds ? `; admitted visitors browse about ${o.browseSeconds} s` : ''}.</p>
 <h2>Verdicts</h2>
 <table><tr><th></th><th>verdict</th><th>measured</th><th>limit</th><th>how</th></tr>${verdicts}</table>
 ${faultSection}
 ${scheduledSection(r)}
+${soldOutSection(r).text}
 <h2>How the run was scaled</h2>
 <p>Time compression <b>${s}x</b>: one real second is ${s} sale seconds. Durations were divided by ${s} and newUsersPerMinute multiplied by ${s}, so that admissions per sale minute match; totalActiveUsers is a count and unchanged. Charts are in sale time.</p>
 <table><tr><th>setting</th><th>sale (asked)</th><th>given to the edge (real)</th><th>effective in sale time</th></tr>${scaleRows}</table>
@@ -428,7 +495,7 @@ ${scheduledSection(r)}
 <p>The what-if model (sim/predict.ts) replays the edge's admission rules on the expected arrival curve, one step per second of sale time ("sale": the settings as asked, uncompressed) or per tenth of a real second ("this run": the settings given to the edge, in real time, scaled back to sale time). Waits end when the visitor's page sees the admission: the grant, plus a delay spread evenly over one refresh interval, since the page learns of it at its next poll; the session, and so the slot, runs from then.</p>
 <table><tr><th></th><th>predicted (sale)</th><th>predicted (this run)</th><th>measured</th></tr>${cmp}</table>
 <h2>Charts</h2>
-${queue}${active}${admissions}${secondsChart}${waitChart}${sold}
+${queue}${active}${admissions}${secondsChart}${waitChart}${sold}${soldOutSection(r).chart}
 </body></html>
 `
 }

@@ -8,6 +8,7 @@
 //   npm run simulate -- --failover              # a Sentinel set (primary, replica, three sentinels), the primary killed mid-sale
 //   npm run simulate -- --origin-commands compare   # the same sale without and with end-session after a purchase, one report
 //   npm run simulate -- --curve scheduled --bots 20 --bot-networks 4 --pow 12 --network-cap 20   # a scheduled sale with a bot farm
+//   npm run simulate -- --sold-out --seats 400      # the room linked to the event: told sold out, nobody let in after the last sale
 //
 // Exit status 1 when any verdict fails.
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -53,6 +54,11 @@ const HELP = `npm run simulate -- [options]
                         buyer's session with the purchase (Anteroom-Command: end-session); compare runs the sale
                         without and then with it (same seed) and writes both into one report
   --seats N             seats of the demo event, in rows of ten (40)
+  --sold-out            link the room to the demo event (event: "demo"): the origin keeps its stock in the claim gate
+                        the edge reads; visitors told sold out leave; verdicts: told within seconds of the last sale,
+                        nobody admitted after the last sale
+  --pay S               a buyer pays S sale seconds (0.5 to 1.5 times) after holding seats (0; 90 with --sold-out)
+  --release-share F     share of holders who release their seats instead of paying (0; 0.2 with --sold-out)
   --lead S              scheduled: the run starts S sale s before the pre-queue (30)
   --bots N              a bot farm of N clients, each joining every 5 sale s without cookies for more places (0)
   --bot-networks K      the farm's loopback /24s, 127.0.1.0/24 ... (2)
@@ -91,6 +97,9 @@ function main(): Promise<number> | number {
       'eta-required': { type: 'boolean', default: false },
       'origin-commands': { type: 'string', default: 'off' },
       seats: { type: 'string', default: '40' },
+      'sold-out': { type: 'boolean', default: false },
+      pay: { type: 'string' },
+      'release-share': { type: 'string' },
       lead: { type: 'string', default: '30' },
       bots: { type: 'string', default: '0' },
       'bot-networks': { type: 'string', default: '2' },
@@ -182,6 +191,9 @@ function main(): Promise<number> | number {
     log: (line) => console.log(line),
     databaseUrl: values.pg,
     seats: num('seats'),
+    soldOut: values['sold-out'],
+    paySeconds: values.pay === undefined ? (values['sold-out'] ? 90 : 0) : num('pay'),
+    releaseShare: values['release-share'] === undefined ? (values['sold-out'] ? 0.2 : 0) : num('release-share'),
     originCommands: commands === 'on',
     leadSeconds: num('lead'),
     bots: num('bots') > 0 ? { count: num('bots'), networks: Math.max(1, num('bot-networks')), places: num('bot-places') } : undefined,
@@ -214,6 +226,8 @@ function printSummary(r: SimResult): void {
   )
   for (const v of r.verdicts)
     console.log(`  ${v.info ? 'info' : v.ok ? 'pass' : 'FAIL'}  ${v.name.padEnd(width)}  ${v.measured}  [${v.limit}]`)
+  if (Object.keys(r.checkouts).length > 0) console.log(`  holds: ${JSON.stringify(r.checkouts)}`)
+  if (r.edgeStates) console.log(`  the edge's stock state, once a second: ${JSON.stringify(r.edgeStates)}`)
   const s = r.scheduled
   if (s) {
     const sale = (ms: number) => `${((ms * r.options.scale) / 1000).toFixed(0)} sale s`

@@ -14,7 +14,9 @@ import { freePort } from '../scripts/lib/free-port.js'
 import { startSentinelSet } from '../scripts/lib/redis-sentinel.js'
 import { type RedisServer, startRedis } from '../scripts/lib/redis-server.js'
 import { buildWorker, startWorker } from '../scripts/lib/worker.js'
+import { MemoryClaimGate } from '../src/adapters/memory/claim-gate.js'
 import { nodeDigest } from '../src/adapters/node/digest.js'
+import { RedisClaimGate } from '../src/adapters/redis/claim-gate.js'
 import { connectRedis } from '../src/adapters/redis/connect.js'
 import { roomKeys } from '../src/adapters/redis/keys.js'
 import { RedisQueueStore } from '../src/adapters/redis/queue-store.js'
@@ -25,6 +27,7 @@ import { generateSigningJwk } from '../src/core/admission-token.js'
 import { leadingZeroBits, solveChallenge } from '../src/core/pow.js'
 import { buildBooking } from '../src/entry/booking.js'
 import { buildEdge } from '../src/entry/build.js'
+import type { ClaimGate, StockCounts } from '../src/ports/claim-gate.js'
 import type { QueueStore, RoomStats } from '../src/ports/queue-store.js'
 import { type ArrivalCurve, type Prediction, predict, type RoomLimits } from './predict.js'
 import {
@@ -38,14 +41,19 @@ import {
   everyoneVerdict,
   fifoAfterOpeningVerdict,
   fifoVerdict,
+  type GateSample,
   type JoinRecord,
   networkCapVerdict,
+  noAdmissionAfterVerdict,
+  nothingFreeStretches,
   type PublishedDraw,
   placesVerdict,
   rateVerdicts,
   recoveryVerdict,
+  type SoldOutInput,
   type StoreFault,
   type StoreSample,
+  soldOutToldVerdict,
   type Verdict,
   type VisitorRecord,
   waitVerdict,
@@ -86,6 +94,19 @@ export interface SimOptions {
   originCommands?: boolean
   /** Seats of the demo event, in rows of ten (default 40). */
   seats?: number
+  /**
+   * The room is linked to the demo event (its `event` setting): the booking origin keeps the event's
+   * stock in the claim gate the edge reads (the same Redis, or one gate in this process), the
+   * simulator samples the gate's counts, visitors told sold_out leave, and the sold-out verdicts run.
+   */
+  soldOut?: boolean
+  /**
+   * How long a buyer takes to pay once they hold seats, sale seconds (uniform over 0.5 to 1.5 times
+   * this; 0, the default: at once), and the share of holders who release their hold instead of paying.
+   * Drawn from a PRNG of their own, so that other sales with the same seed keep their arrivals.
+   */
+  paySeconds?: number
+  releaseShare?: number
   seed: number
   /** Target an already-running edge instead (its room must match `room` and the scaled limits). */
   edgeUrl?: string
@@ -151,6 +172,11 @@ export interface SimResult {
   errors: number
   /** What the errors were: a poll's state or status other than queued/paused/admitted, or a failed request. */
   errorKinds: Record<string, number>
+  /**
+   * How holds ended: "paid", "released" (the buyer let them go), or what the confirm answered instead
+   * ("confirm <status> <state or error code>"; the hold was then released, see shop()).
+   */
+  checkouts: Record<string, number>
   /** The store fault of the run, when it had one. */
   fault?: StoreFault
   /** The store's own record of its admissions (real ms, ascending), when the simulator could read it. */
@@ -159,6 +185,10 @@ export interface SimResult {
   scheduled?: ScheduledOutcome
   /** The places bots got, each polled like a visitor's (in the store-side verdicts, not in the waits). */
   botPlaces?: VisitorRecord[]
+  /** A sold-out sale: the event's counts as the gate gave them, every 250 ms. */
+  gate?: GateSample[]
+  /** ... and the stock states the edge acted on (its admin stats, once a second), counted. */
+  edgeStates?: Record<string, number>
 }
 
 export interface ScheduledOutcome {
@@ -284,6 +314,10 @@ interface Started {
   reserved?: (room: string) => Promise<number | undefined>
   /** The store's record of admissions since `sinceMs` (store ms, inclusive): member → ms. */
   admissions?: (room: string, sinceMs: number) => Promise<[string, number][]>
+  /** A sold-out sale: the event's counts in the claim gate the edge reads. */
+  stock?: (event: string) => Promise<StockCounts | undefined>
+  /** ... and the edge's own view of them (its admin stats): the stock state it acts on. */
+  edgeStock?: (room: string) => Promise<string | undefined>
   /** The Redis the simulator started, for its faults. */
   redis?: RedisHere
   stop(): Promise<void>
@@ -426,6 +460,9 @@ async function startStack(
       throw new Error('a store fault needs the redis-server started by the simulator (no --redis URL)')
     const [edgePort, originPort] = [await freePort(), await freePort()]
     const edgeUrl = `http://127.0.0.1:${edgePort}`
+    // A sold-out sale: the origin keeps the event's stock where the edge reads it, in the same Redis,
+    // or in one gate shared in this process (as npm start does).
+    const sharedGate = o.soldOut && redisUrl === undefined ? new MemoryClaimGate() : undefined
     const booking = await buildBooking({
       databaseUrl: o.databaseUrl,
       jwksUrl: `${edgeUrl}/.well-known/jwks.json`,
@@ -434,6 +471,7 @@ async function startStack(
       room,
       rows: Math.ceil((o.seats ?? 40) / 10),
       endSessionOnPurchase: o.originCommands === true,
+      ...(o.soldOut ? { redisUrl, gate: sharedGate } : {}),
     })
     stops.push(() => booking.close())
     const rooms = JSON.stringify([
@@ -445,17 +483,23 @@ async function startStack(
         ...(schedule ? { schedule } : {}),
         ...(o.powDifficulty ? { powDifficulty: o.powDifficulty } : {}),
         ...(o.networkCap ? { joinsPerNetworkPerMinute: o.networkCap } : {}),
+        ...(o.soldOut ? { event: SEATS_EVENT } : {}),
       },
     ])
     const secret = randomBytes(32).toString('hex')
+    // A sold-out sale also reads what the edge itself sees of the stock (its admin stats).
+    const adminToken = randomBytes(24).toString('base64url')
+    const adminTokens = o.soldOut ? `sim:${adminToken}` : undefined
     let stats: Started['stats']
     let reserved: Started['reserved']
     let admissions: Started['admissions']
+    let gate: ClaimGate | undefined = sharedGate
     if (redisUrl !== undefined) {
       // The simulator's own connection: the store's numbers and its record of admissions, beside the edge.
       const redis = connectRedis(redisUrl)
       stops.push(async () => redis.disconnect())
       const store = new RedisQueueStore(redis, luaScripts())
+      if (o.soldOut) gate = new RedisClaimGate(redis, luaScripts())
       stats = (id) => store.stats(id)
       reserved = (id) => reservedSlots(store, id)
       admissions = async (id, sinceMs) => {
@@ -476,13 +520,19 @@ async function startStack(
           ANTEROOM_REDIS_URL: redisUrl,
           ANTEROOM_QUEUE_SECRET: secret,
           ANTEROOM_SIGNING_KEYS: JSON.stringify([await generateSigningJwk('sim')]),
+          ANTEROOM_ADMIN_TOKENS: adminTokens,
         },
         port: edgePort,
       })
       stops.push(() => worker.close())
     } else {
-      const config = loadConfig({ ANTEROOM_ROOMS: rooms, ANTEROOM_QUEUE_SECRET: secret, ANTEROOM_REDIS_URL: redisUrl })
-      const edge = await buildEdge(config, { originUrl: `http://127.0.0.1:${originPort}` })
+      const config = loadConfig({
+        ANTEROOM_ROOMS: rooms,
+        ANTEROOM_QUEUE_SECRET: secret,
+        ANTEROOM_REDIS_URL: redisUrl,
+        ANTEROOM_ADMIN_TOKENS: adminTokens,
+      })
+      const edge = await buildEdge(config, { originUrl: `http://127.0.0.1:${originPort}`, gate: sharedGate })
       stops.push(() => edge.close())
       const server = serve({ fetch: edge.app.fetch, hostname: '127.0.0.1', port: edgePort })
       stops.push(() => new Promise((r) => server.close(() => r())))
@@ -497,11 +547,20 @@ async function startStack(
     const origin = serve({ fetch: booking.app.fetch, hostname: '127.0.0.1', port: originPort })
     stops.push(() => new Promise((r) => origin.close(() => r())))
     await new Promise((r) => (origin.listening ? r(null) : origin.once('listening', r)))
+    const stockGate = gate
     return {
       edgeUrl,
       stats,
       reserved,
       admissions,
+      stock: stockGate === undefined ? undefined : (event) => stockGate.counts(event),
+      edgeStock: o.soldOut
+        ? async (id) => {
+            const res = await request(`${edgeUrl}/_anteroom/api/rooms/${id}/stats`, { headers: { authorization: `Bearer ${adminToken}` } })
+            const body = (await res.body.json()) as { stock?: { state?: string } | null }
+            return body.stock?.state
+          }
+        : undefined,
       redis: here,
       async stop() {
         for (const stop of stops.reverse()) await stop().catch(() => {})
@@ -584,6 +643,8 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
   // A scheduled sale: the schedule is set in wall time before the edge starts, with room for it to start.
   const scheduled = o.curve.kind === 'scheduled'
   if (scheduled && o.edgeUrl) throw new Error('a scheduled sale sets the room schedule: it needs the edge started here (no --edge)')
+  if (o.soldOut && o.edgeUrl)
+    throw new Error('a sold-out sale reads the claim gate beside the edge: it needs the edge started here (no --edge)')
   if ((o.bots?.count ?? 0) > 0 && o.edgeUrl)
     throw new Error('a bot farm connects from loopback addresses to an edge started here (no --edge)')
   const leadSeconds = o.leadSeconds ?? 30
@@ -614,6 +675,10 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
   let requests = 0
   let errors = 0
   const errorKinds: Record<string, number> = {}
+  const checkouts: Record<string, number> = {}
+  const checkout = (kind: string) => {
+    checkouts[kind] = (checkouts[kind] ?? 0) + 1
+  }
   const failed = (kind: string) => {
     errors++
     errorKinds[kind] = (errorKinds[kind] ?? 0) + 1
@@ -681,6 +746,8 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
   }
 
   const arrivals = arrivalTimes(o.visitors, o.curve, random, leadSeconds)
+  // Paying and releasing draw from their own PRNG: a sale without them keeps its arrivals.
+  const paying = rng(o.seed ^ 0x5eed5)
   const visitors: VisitorRecord[] = arrivals.map((_, id) => ({ id, arrivedAt: 0, abandoned: false, tickets: [] }))
   // A scheduled sale's times in run ms (the sale's zero is `leadSeconds` before the pre-queue).
   const prequeueAtRun = prequeueWall - wallAtZero
@@ -697,6 +764,8 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     buys: random() < o.buyShare,
     browseMs: ((-Math.log(1 - random() * 0.999) * (o.browseSeconds ?? 0)) / o.scale) * 1000,
     jitter: random,
+    payMs: o.paySeconds ? (((0.5 + paying()) * o.paySeconds) / o.scale) * 1000 : 0,
+    releases: (o.releaseShare ?? 0) > 0 && paying() < (o.releaseShare ?? 0),
   }))
   const deadline = (o.maxRealSeconds ?? 300) * 1000
   const samples: StoreSample[] = []
@@ -727,6 +796,37 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
         // A missed sample is only a gap in the chart.
       }
       await sleep(250)
+    }
+  })()
+
+  // A sold-out sale: the event's counts in the claim gate, as the edges read them, every 250 ms.
+  const gateSamples: GateSample[] = []
+  const gateSampler = (async () => {
+    if (!o.soldOut || !stack.stock) return
+    while (sampling) {
+      const a = now()
+      try {
+        const c = await stack.stock(SEATS_EVENT)
+        gateSamples.push(c === undefined ? { t: (a + now()) / 2 } : { t: (a + now()) / 2, free: c.free, held: c.held, sold: c.sold })
+      } catch {
+        gateSamples.push({ t: (a + now()) / 2 })
+      }
+      await sleep(250)
+    }
+  })()
+  // What the edge acts on, once a second (its admin stats): how often it knew the counts.
+  const edgeStates: Record<string, number> = {}
+  const edgeSampler = (async () => {
+    if (!o.soldOut || !stack.edgeStock) return
+    while (sampling) {
+      let state: string
+      try {
+        state = (await stack.edgeStock(room)) ?? 'not linked'
+      } catch {
+        state = 'stats failed'
+      }
+      edgeStates[state] = (edgeStates[state] ?? 0) + 1
+      await sleep(1000)
     }
   })()
 
@@ -844,7 +944,13 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
           v.sessionEnd = sent + sessionMs
           break
         }
-        if (state === 'queued' || state === 'paused' || state === 'recovering' || state === 'prequeue') {
+        if (state === 'sold_out') {
+          // Told the event has sold out: the visitor leaves (the edge keeps a place in line, if they had one).
+          v.soldOutToldAt = received
+          return
+        }
+        if (state === 'all_held') v.heldAnswers = (v.heldAnswers ?? 0) + 1
+        if (state === 'queued' || state === 'paused' || state === 'recovering' || state === 'prequeue' || state === 'all_held') {
           if (state === 'prequeue') v.joinedAt ??= sent
           v.lastQueuedSent = sent
           // Sorted by the fault: answered before it began, or sent after the store was back.
@@ -922,13 +1028,36 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       if (hold.status !== 201) return
       const id = (hold.json?.hold as { id?: string } | undefined)?.id
       if (id === undefined) return
+      // The buyer takes a while to pay (the seats are held meanwhile), or lets the seats go. The
+      // checkout page looks at the stock every refresh meanwhile, which renews the session past its half.
+      const payUntil = now() + plan.payMs
+      while (now() < payUntil) {
+        await sleep(Math.min(real.refreshSeconds * 1000, payUntil - now()))
+        if (now() < payUntil) await browse(v, jar, 'GET', `/events/${SEATS_EVENT}/stock`)
+      }
+      if (plan.releases) {
+        await browse(v, jar, 'DELETE', `/holds/${id}`)
+        v.releasedHold = true
+        checkout('released')
+        return
+      }
       const sent = now()
       const paid = await browse(v, jar, 'POST', `/holds/${id}/confirm`, undefined, { 'idempotency-key': `sim-${o.seed}-${v.id}-${id}` })
-      if (paid.status === 200) {
-        v.tickets = ((paid.json?.tickets as { seat: string }[] | undefined) ?? []).map((t) => t.seat)
+      const tickets = paid.json?.tickets as { seat: string }[] | undefined
+      if (paid.status === 200 && Array.isArray(tickets)) {
+        v.tickets = tickets.map((t) => t.seat)
         v.boughtAt = now()
+        checkout('paid')
         // The edge cleared the admission cookie: the origin ended the session (Anteroom-Command).
         if (!jar.cookies.has(admissionCookie)) v.sessionEndedAt = sent
+      } else {
+        const why = paid.json?.state ?? (paid.json?.error as { code?: unknown } | undefined)?.code ?? ''
+        checkout(`confirm ${paid.status} ${String(why)}`.trim())
+        // The hold would lapse after its length, which the run does not compress (10 real minutes by
+        // default): the buyer's page lets it go instead, so that its seats come back within the run.
+        const gone = await browse(v, jar, 'DELETE', `/holds/${id}`).catch(() => undefined)
+        // Without a session the release does not reach the origin either: the hold lapses on its own.
+        if (gone?.status !== 200 || gone.json?.state !== undefined) checkout('hold left to lapse')
       }
       return
     }
@@ -991,7 +1120,19 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
             }
             botPlaces.push(v)
             // The place is kept: polled as the page would, until admitted.
-            const plan = { at: now(), agent: a, network, bot: true, quits: false, patienceMs: 0, buys: false, browseMs: 0, jitter: random }
+            const plan = {
+              at: now(),
+              agent: a,
+              network,
+              bot: true,
+              quits: false,
+              patienceMs: 0,
+              buys: false,
+              browseMs: 0,
+              jitter: random,
+              payMs: 0,
+              releases: false,
+            }
             botTasks.push(visit(v, plan, jar))
           }
         }
@@ -1047,6 +1188,8 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     realSeconds = now() / 1000
     sampling = false
     await sampler
+    await gateSampler
+    await edgeSampler
     await collector
     await collect()
     if (stack.invariant) booking = await stack.invariant()
@@ -1089,6 +1232,9 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
   // nor the second after it, which its first burst (a second's admissions at once) used up.
   if (scheduled) excluded.push([Number.NEGATIVE_INFINITY, opensAtRun + 1000])
   if (fault) excluded.push([fault.start, fault.end + (seesReserved ? recovery : Math.max(recovery, sessionMs)) + 1000])
+  // Nobody is let in while the event has nothing free, by design: not a slow rate either.
+  const reloadMs = 1000
+  if (o.soldOut) excluded.push(...nothingFreeStretches(gateSamples, reloadMs, 250))
   // Bot places take slots like anyone's: in the store-side verdicts, not in the waits. In a scheduled
   // sale a wait runs from the opening (nobody is admitted before it).
   const all = botPlaces.length > 0 ? [...visitors, ...botPlaces] : visitors
@@ -1109,10 +1255,21 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     ...(fault ? [placesVerdict(visitors, abandonAfterMs, fault), recoveryVerdict(fault, admissions, recovery, o.scale)] : []),
     abandonedVerdict(all, samples, { sessionMs, abandonAfterMs, slackMs: 1000, fault }),
     ...bookingVerdicts(visitors, booking),
-    everyoneVerdict(all),
+    everyoneVerdict(all, o.soldOut === true),
     waitVerdict(visitors, o.scale, o.maxP99WaitSeconds),
     etaVerdict(visitors, o.etaRequired ?? false),
   ]
+  if (o.soldOut) {
+    const sales = visitors.flatMap((v) => (v.boughtAt === undefined ? [] : [v.boughtAt]))
+    const soldOut: SoldOutInput = {
+      gate: gateSamples,
+      lastSaleAt: sales.length === 0 ? undefined : Math.max(...sales),
+      record: admissions,
+      reloadMs,
+      refreshMs: real.refreshSeconds * 1000,
+    }
+    verdicts.push(soldOutToldVerdict(all, soldOut), noAdmissionAfterVerdict(all, soldOut))
+  }
   let scheduledOutcome: ScheduledOutcome | undefined
   if (scheduled) {
     const ranks = new Map((draw?.draw ?? []).map((e) => [e.ticket, e.rank]))
@@ -1203,10 +1360,12 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     requests,
     errors,
     errorKinds,
+    checkouts,
     fault,
     admissions,
     ...(scheduledOutcome ? { scheduled: scheduledOutcome } : {}),
     ...(botPlaces.length > 0 ? { botPlaces } : {}),
+    ...(o.soldOut ? { gate: gateSamples, edgeStates } : {}),
   }
 }
 

@@ -68,6 +68,16 @@ function badValues(name: string, spec: SettingSpec): [unknown, string][] {
         ['tomorrow', 'must be an object { prequeueAt, opensAt, closesAt? } or null'],
         [['2026-12-01T10:00:00Z'], 'must be an object { prequeueAt, opensAt, closesAt? } or null'],
       ]
+    case 'ref': {
+      const why = `must be null (none) or an id of ${spec.format}`
+      return [
+        ['has space', why],
+        ['', why],
+        ['x'.repeat(spec.maxLength + 1), why],
+        ['{tag}', why],
+        [7, why],
+      ]
+    }
     case 'id':
       return [
         ['Not An Id', 'must be 1-32 lower-case letters, digits or dashes'],
@@ -110,7 +120,7 @@ describe('the settings schema', () => {
     expect(Object.keys(room).sort()).toEqual(Object.keys(ROOM_SETTINGS).sort())
     for (const [name, spec] of specs) {
       if (spec.type === 'list') expect(room[name], name).toEqual([])
-      else if (spec.type === 'schedule') expect(room[name], name).toBeNull()
+      else if (spec.type === 'schedule' || spec.type === 'ref') expect(room[name], name).toBeNull()
       else if (spec.type === 'integer' && typeof spec.default === 'object') {
         expect(room[name], name).toBe(spec.default.times * (room[spec.default.of] as number))
       } else if (spec.type !== 'id' && spec.default !== undefined) expect(room[name], name).toBe(spec.default)

@@ -23,16 +23,22 @@ import {
   fifoAfterOpeningVerdict,
   fifoInversions,
   fifoVerdict,
+  type GateSample,
   type JoinRecord,
   maxCertainActive,
   networkCapVerdict,
+  noAdmissionAfterVerdict,
+  nothingFreeStretches,
   type PublishedDraw,
   paceBound,
   placesVerdict,
   rateVerdicts,
   recoveryVerdict,
+  type SoldOutInput,
   type StoreFault,
   type StoreSample,
+  sellOut,
+  soldOutToldVerdict,
   spearman,
   type VisitorRecord,
   worstWindow,
@@ -281,6 +287,89 @@ describe('verdicts on synthetic timelines', () => {
     const stuck: VisitorRecord = { id: 1, arrivedAt: 0, abandoned: false, tickets: [] }
     expect(everyoneVerdict([stuck]).ok).toBe(false)
     expect(everyoneVerdict([{ ...stuck, abandoned: true }]).ok).toBe(true)
+  })
+})
+
+describe('sold-out verdicts on synthetic timelines', () => {
+  /** The gate's counts every 250 ms: 10 free until 2 s, all held from 2 s (one lapses at 3 s for a while), all sold from 5 s. */
+  const gate: GateSample[] = Array.from({ length: 40 }, (_, i) => {
+    const t = i * 250
+    if (t < 2000) return { t, free: 10, held: 0, sold: 0 }
+    if (t >= 3000 && t < 3500) return { t, free: 1, held: 8, sold: 1 }
+    if (t < 5000) return { t, free: 0, held: 9, sold: 1 }
+    return { t, free: 0, held: 0, sold: 10 }
+  })
+  const input = (over: Partial<SoldOutInput> = {}): SoldOutInput => ({
+    gate,
+    lastSaleAt: 5000,
+    record: [100, 900, 1900, 3200, 3600],
+    reloadMs: 1000,
+    refreshMs: 2000,
+    ...over,
+  })
+  /** A visitor waiting in line from `arrivedAt`, told sold out at `told` (or never), last polling at `last`. */
+  const waiting = (id: number, arrivedAt: number, told: number | undefined, last: number): VisitorRecord => ({
+    id,
+    arrivedAt,
+    serverArrival: arrivedAt * 1000,
+    lastQueuedSent: Math.min(last, told ?? last),
+    lastPollSent: last,
+    abandoned: false,
+    tickets: [],
+    ...(told === undefined ? {} : { soldOutToldAt: told }),
+  })
+
+  it('finds the sell-out in the counts: the last stretch with nothing free, and where all of it is sold', () => {
+    expect(sellOut(gate)).toEqual({ nothingFreeAt: 3500, soldOutAt: 5000 })
+    expect(sellOut(gate.slice(0, 14))).toBeUndefined()
+    expect(sellOut([{ t: 0 }, { t: 250 }])).toBeUndefined()
+    // The stretches the rate verdict leaves out: nobody is let in then, by design.
+    expect(nothingFreeStretches(gate, 1000, 250)).toEqual([
+      [1750, 4500],
+      [3250, Number.POSITIVE_INFINITY],
+    ])
+  })
+
+  it('told sold out: everyone waiting within a reload and 1.5 refreshes of the last sale, a later newcomer on their first answer', () => {
+    // Deadline: 5 s + 1 s + 3 s + 0.5 s = 9.5 s.
+    const inTime = [
+      waiting(1, 100, 6200, 6200),
+      waiting(2, 200, 9400, 9400),
+      { ...waiting(3, 12_000, 12_050, 12_000), lastQueuedSent: undefined },
+    ]
+    expect(soldOutToldVerdict(inTime, input())).toMatchObject({ ok: true })
+    // Still polling past the deadline, untold (the edge never said so): fails.
+    expect(soldOutToldVerdict([...inTime, waiting(4, 300, undefined, 9600)], input()).ok).toBe(false)
+    // Told too late, after polls that said something else.
+    expect(soldOutToldVerdict([...inTime, waiting(5, 300, 9800, 9800)], input()).ok).toBe(false)
+    // A newcomer long after the sale who was given a place first and told later: fails.
+    expect(soldOutToldVerdict([...inTime, waiting(6, 15_000, 17_500, 17_500)], input()).ok).toBe(false)
+    // Gave up before the deadline (or was admitted): nothing to tell.
+    expect(soldOutToldVerdict([...inTime, { ...waiting(7, 300, undefined, 5200), abandoned: true }], input()).ok).toBe(true)
+    // Nobody told at all, no counts at all, or no sell-out.
+    expect(soldOutToldVerdict([waiting(8, 100, undefined, 4000)], input()).ok).toBe(false)
+    expect(soldOutToldVerdict(inTime, input({ gate: [{ t: 0 }, { t: 250 }] })).ok).toBe(false)
+    expect(soldOutToldVerdict(inTime, input({ gate: gate.slice(0, 14) }))).toMatchObject({ ok: true, info: true })
+  })
+
+  it('nobody admitted after the last sale: a grant after it, or after the edge had a reload to see nothing free, fails', () => {
+    expect(noAdmissionAfterVerdict([], input())).toMatchObject({ ok: true })
+    // A grant 1.2 s after nothing was free (the edge a reload late), before the last sale: allowed.
+    expect(noAdmissionAfterVerdict([], input({ record: [100, 4700] })).ok).toBe(true)
+    // After the bound (3.5 s + 2 x 1 s + 0.5 s), though before the last sale: fails.
+    expect(noAdmissionAfterVerdict([], input({ record: [100, 5900], lastSaleAt: 7000 })).ok).toBe(true)
+    expect(noAdmissionAfterVerdict([], input({ record: [100, 6001], lastSaleAt: 7000 })).ok).toBe(false)
+    // After the last sale: fails.
+    expect(noAdmissionAfterVerdict([], input({ record: [100, 4900], lastSaleAt: 4800 })).ok).toBe(false)
+    // Without a store record, the visitor side: a grant certainly after (queued when the bound had passed).
+    const late = { ...waiting(1, 100, undefined, 6600), admittedSent: 6600, admittedReceived: 6610, lastQueuedSent: 6400 }
+    expect(noAdmissionAfterVerdict([late], input({ record: undefined, lastSaleAt: 7000 })).ok).toBe(false)
+    expect(noAdmissionAfterVerdict([], input({ gate: [{ t: 0 }] })).ok).toBe(false)
+  })
+
+  it('a visitor told sold out counts as done in a sold-out sale', () => {
+    const told: VisitorRecord = { id: 1, arrivedAt: 0, abandoned: false, tickets: [], soldOutToldAt: 10 }
+    expect(everyoneVerdict([told], true)).toMatchObject({ ok: true, name: 'everyone who kept polling was admitted or told sold out' })
   })
 })
 
@@ -574,6 +663,58 @@ describe('a CI-sized sale', () => {
       expect(html).toContain('Time compression <b>30x</b>')
       expect(html).toContain(runtime === 'worker' ? 'Worker in workerd' : 'Node, embedded store')
       expect((html.match(/<svg /g) ?? []).length).toBe(6)
+    })
+  }
+})
+
+describe('a CI-sized sold-out sale', () => {
+  for (const runtime of ['node', 'worker'] as const) {
+    it(`1,200 visitors for 200 seats, the room linked to the event: told sold out within seconds, nobody admitted after the last sale (${runtime} edge)`, {
+      timeout: 120_000,
+    }, async () => {
+      const r = await simulate({
+        visitors: 1200,
+        curve: { kind: 'ramp', durationSeconds: 300 },
+        limits: {
+          totalActiveUsers: 300,
+          newUsersPerMinute: 150,
+          sessionDurationSeconds: 300,
+          refreshSeconds: 60,
+          abandonAfterSeconds: 180,
+        },
+        scale: 30,
+        abandonShare: 0.1,
+        patienceSeconds: 300,
+        buyShare: 0.5,
+        seed: 7,
+        maxRealSeconds: 90,
+        seats: 200,
+        // The origin keeps the stock in the gate the edge reads: one in this process (node), Redis (worker).
+        soldOut: true,
+        // Buyers take 1 to 3 real s to pay, and a fifth let their seats go: everything is held for a
+        // while, then some comes back, then it is all sold.
+        paySeconds: 60,
+        releaseShare: 0.2,
+        runtime,
+      })
+      mkdirSync('.tmp/sim', { recursive: true })
+      writeFileSync(`.tmp/sim/ci-sold-out-report-${runtime}.html`, renderReport(r))
+      expect(r.verdicts.filter((v) => !v.ok).map((v) => `${v.name}: ${v.measured} [${v.limit}]`)).toEqual([])
+      const names = r.verdicts.filter((v) => !v.info).map((v) => v.name)
+      expect(names).toContain('visitors told sold out after the last sale')
+      expect(names).toContain('nobody admitted after the last sale')
+      expect(r.booking.sold).toBe(r.booking.seats)
+      // The sale sold out mid-run: visitors were waiting, told everything was held, then sold out.
+      expect(r.visitors.filter((v) => v.soldOutToldAt !== undefined).length).toBeGreaterThan(100)
+      expect(r.visitors.some((v) => (v.heldAnswers ?? 0) > 0)).toBe(true)
+      expect(r.visitors.some((v) => v.releasedHold)).toBe(true)
+      expect(
+        Object.keys(r.errorKinds).filter((k) => k !== 'poll 503 busy'),
+        JSON.stringify(r.errorKinds),
+      ).toEqual([])
+      const html = renderReport(r)
+      expect(html).toContain('All verdicts pass')
+      expect(html).toContain('<h2>Sold out</h2>')
     })
   }
 })

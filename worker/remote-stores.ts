@@ -4,6 +4,7 @@
 import { AnteroomError, type ErrorCode } from '../src/core/errors.js'
 import type { AdminSessions } from '../src/ports/admin-sessions.js'
 import type { AuditLog } from '../src/ports/audit-log.js'
+import type { ClaimGate } from '../src/ports/claim-gate.js'
 import type { DefenceStore } from '../src/ports/defence-store.js'
 import type { QueueStore } from '../src/ports/queue-store.js'
 import type { SettingsStore } from '../src/ports/settings-store.js'
@@ -29,6 +30,7 @@ export const REMOTE_METHODS = {
   audit: ['append', 'list'],
   adminSessions: ['revoke', 'isRevoked', 'recordSignInFailure', 'signInFailures', 'clearSignInFailures'],
   defence: ['countJoin', 'addRefusals'],
+  gate: ['claim', 'release', 'sold', 'reconcile', 'counts'],
 } as const
 
 export type Port = keyof typeof REMOTE_METHODS
@@ -131,5 +133,15 @@ export function remoteStores(dispatch: Dispatch, options: RemoteOptions): Stores
     countJoin: (input) => send(room(input.room), 'defence', 'countJoin', [input]),
     addRefusals: (id, counts, now) => send(room(id), 'defence', 'addRefusals', [id, counts, now]),
   }
-  return { queue, settings, audit, adminSessions, defence }
+  // An event's relay, apart from the rooms': the edge reads its counts once a second per isolate (the
+  // origin, which writes the gate, runs on Node; its calls are here so that the port is whole).
+  const event = (id: string) => `gate:${id}`
+  const gate: ClaimGate = {
+    claim: (input) => send(event(input.event), 'gate', 'claim', [input]),
+    release: (id, hold, now) => send(event(id), 'gate', 'release', [id, hold, now]),
+    sold: (id, hold, units, now) => send(event(id), 'gate', 'sold', [id, hold, units, now]),
+    reconcile: (id, snapshot, graceMs, now) => send(event(id), 'gate', 'reconcile', [id, snapshot, graceMs, now]),
+    counts: (id, now) => send(event(id), 'gate', 'counts', [id, now]),
+  }
+  return { queue, settings, audit, adminSessions, defence, gate }
 }

@@ -90,6 +90,7 @@ function duration(seconds) {
 
 function valueText(field, v) {
   if (schema.byName[field]?.type === 'schedule') return scheduleText(v)
+  if (schema.byName[field]?.type === 'ref' && (v === undefined || v === null)) return 'none'
   if (v === undefined || v === null) return ''
   if (Array.isArray(v)) return v.length ? v.join(', ') : '(any)'
   if (field === 'mode') return MODE_NAMES[v] ?? v
@@ -445,6 +446,7 @@ function renderStats() {
   $('stat-eta').textContent = s.waiting > 0 && s.etaBackOfLineSeconds === null ? 'unknown' : duration(s.etaBackOfLineSeconds)
   $('stat-abandoned').textContent = fmt(s.abandonedLastMinute)
   renderDefence(s.botDefence)
+  renderStock(s.stock)
   renderSchedules()
   $('stat-store').textContent = 'Up'
   $('stat-store').className = 'stat-value up'
@@ -481,11 +483,53 @@ function renderDefence(d) {
   }
 }
 
+const STOCK_STATES = {
+  available: ['Available', 'Something is free: the line moves as usual.'],
+  all_held: [
+    'Everything is held',
+    'Nothing is free, some is held: nobody new is let in until a hold runs out or is released. The line keeps its places; newcomers still join it.',
+  ],
+  sold_out: [
+    'Sold out',
+    'Everything is sold: nobody new is let in. The line keeps its places; newcomers get the sold-out page without one.',
+  ],
+  unknown: ['Counts unknown', 'The origin has published no stock for this event (or the store did not answer): the line moves as usual.'],
+}
+
+/** The linked event's stock, as the edge saw it at its last look (once a second); null: not linked. */
+function renderStock(stock) {
+  const badge = $('stock-badge')
+  const line = $('stock-state')
+  const stops = stock?.stopsAdmissions === true
+  badge.hidden = !stops
+  if (stops) {
+    badge.textContent = STOCK_STATES[stock.state]?.[0] ?? stock.state
+    badge.className = `badge stock-${stock.state}`
+  }
+  if (stock === null || stock === undefined) {
+    $('stock-event').textContent = 'no event'
+    line.textContent = 'Not linked to an event: set Event in the settings to stop admissions when it has sold out.'
+    line.setAttribute('data-state', 'none')
+    $('stock-counts').hidden = true
+    return
+  }
+  const [title, text] = STOCK_STATES[stock.state] ?? [stock.state, '']
+  $('stock-event').textContent = `event ${stock.event}${stock.seenAt ? `, looked at ${clockTime(stock.seenAt, true)}` : ''}`
+  line.replaceChildren(h('strong', {}, `${title}.`), ` ${text}`)
+  line.setAttribute('data-state', stock.state)
+  $('stock-counts').hidden = stock.free === null
+  $('stock-free').textContent = fmt(stock.free)
+  $('stock-held').textContent = fmt(stock.held)
+  $('stock-sold').textContent = fmt(stock.sold)
+  $('stock-reconciled').textContent = stock.reconciledAt ? clockTime(stock.reconciledAt, true) : '–'
+}
+
 function renderStoreDown(body) {
   $('stat-store').textContent = 'Down'
   $('stat-store').className = 'stat-value down'
   $('note-store').textContent = 'numbers are stale'
   renderModeBadge(body.mode)
+  renderStock(body.stock)
 }
 
 /** 0, then a round number at or above the largest value: 1, 2, 2.5 or 5 times a power of ten. */
@@ -843,6 +887,8 @@ function settingField(s) {
     input = h('select', common, ...s.values.map((v) => h('option', { value: v }, s.choices[v]?.label ?? v)))
   } else if (s.type === 'list') {
     input = h('textarea', { ...common, rows: 2, spellcheck: 'false' })
+  } else if (s.type === 'ref') {
+    input = h('input', { ...common, type: 'text', maxlength: s.maxLength, spellcheck: 'false', autocomplete: 'off', placeholder: 'none' })
   } else if (s.lines > 1) {
     input = h('textarea', { ...common, rows: s.lines, maxlength: s.maxLength })
   } else {
@@ -941,6 +987,9 @@ function readForm() {
         .split(/[\n,]+/)
         .map((s) => s.trim())
         .filter((s) => s !== '')
+    } else if (type === 'ref') {
+      // An empty box: linked to nothing (null); otherwise the edge judges the id.
+      values[f] = raw.trim() === '' ? null : raw.trim()
     } else values[f] = raw
   }
   return { values, problems }

@@ -50,6 +50,8 @@ const DEFAULT_ROOM = {
   title: 'You are in line for the demo sale',
   // The bundled booking origin ends a visitor's session after their purchase: the demo lets it.
   originCommands: 'end-session',
+  // It sells the demo event: once its stock says nothing is free, the room lets nobody new in.
+  event: 'demo',
 }
 
 function bad(field: string, message: string): never {

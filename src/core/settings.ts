@@ -24,6 +24,7 @@ export const ROOM_ID = /^[a-z0-9][a-z0-9-]{0,31}$/
 /** The sections of the admin form, in order; `columns` is how many fields share a row. */
 export const SETTING_GROUPS = {
   admission: { legend: 'Admission', columns: 2 },
+  stock: { legend: 'What the room sells', columns: 1 },
   timing: { legend: 'Timing, in seconds', columns: 3 },
   page: { legend: 'Queue page', columns: 1 },
   where: { legend: 'Where the room applies', columns: 2 },
@@ -93,6 +94,18 @@ export interface ScheduleSetting extends SettingBase {
   maxPrequeueMs: number
 }
 
+/**
+ * The id of something outside the room, such as the event the origin sells behind it, or null
+ * (none: the default). `pattern` is the form an id must have (a RegExp source, anchored), `format`
+ * says it in words for the error.
+ */
+export interface RefSetting extends SettingBase {
+  type: 'ref'
+  pattern: string
+  format: string
+  maxLength: number
+}
+
 /** A room's schedule as the settings hold it. */
 export interface Schedule {
   prequeueAt: string
@@ -100,7 +113,7 @@ export interface Schedule {
   closesAt?: string
 }
 
-export type SettingSpec = IntegerSetting | ChoiceSetting | TextSetting | ListSetting | IdSetting | ScheduleSetting
+export type SettingSpec = IntegerSetting | ChoiceSetting | TextSetting | ListSetting | IdSetting | ScheduleSetting | RefSetting
 
 /**
  * Every room setting, in the order of the admin form (and of a room's JSON). The key is the
@@ -183,6 +196,17 @@ export const ROOM_SETTINGS = {
     min: 0,
     max: 24,
     default: 0,
+  },
+  // The edge reads the event's stock (ClaimGate counts) with its once-a-second reload
+  // (http/room-directory.ts); when nothing is free it passes the rule a paused room (core/stock.ts).
+  event: {
+    type: 'ref',
+    label: 'Event',
+    help: 'The event the origin sells behind this room, by its id (e.g. demo). While nothing of it is free, nobody new is let in and the page says sold out (or that everything is held). Empty: not linked.',
+    group: 'stock',
+    pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$',
+    format: '1-64 letters, digits, dots, dashes or underscores, starting with a letter or digit',
+    maxLength: 64,
   },
   sessionDurationSeconds: {
     type: 'integer',
@@ -300,7 +324,9 @@ type ValueOf<S> = S extends { type: 'integer' }
       ? string[]
       : S extends { type: 'schedule' }
         ? Schedule | null
-        : string
+        : S extends { type: 'ref' }
+          ? string | null
+          : string
 
 /** One room's settings, as parseRoomSettings returns them: one property per entry of ROOM_SETTINGS. */
 export type RoomSettings = { -readonly [K in SettingName]: ValueOf<Schema[K]> }
@@ -459,6 +485,11 @@ function parseSetting(spec: SettingSpec, given: unknown, earlier: Record<string,
       return list(spec, given, field)
     case 'schedule':
       return schedule(spec, given, field)
+    case 'ref':
+      if (given === undefined || given === null) return null
+      if (typeof given !== 'string' || given.length > spec.maxLength || !new RegExp(spec.pattern).test(given))
+        fail(field, `must be null (none) or an id of ${spec.format}`)
+      return given
   }
 }
 

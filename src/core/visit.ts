@@ -5,8 +5,21 @@ import type { PollResult } from '../ports/queue-store.js'
 import type { QueuedPoll, WaitEstimate } from './eta.js'
 import { nextPollMs } from './polling.js'
 import { type RoomSettings, schedulePhase } from './settings.js'
+import type { StockStop } from './stock.js'
 
-export type VisitorState = 'queued' | 'admitted' | 'paused' | 'closed' | 'busy' | 'ended' | 'recovering' | 'scheduled' | 'prequeue'
+/** sold_out and all_held: a room linked to an event with nothing free (core/stock.ts). */
+export type VisitorState =
+  | 'queued'
+  | 'admitted'
+  | 'paused'
+  | 'closed'
+  | 'busy'
+  | 'ended'
+  | 'recovering'
+  | 'scheduled'
+  | 'prequeue'
+  | 'sold_out'
+  | 'all_held'
 
 /** A scheduled room's times, as a status carries them; the countdowns are from the edge's clock. */
 export interface ScheduleStatus {
@@ -93,11 +106,12 @@ export const OPEN_ADMISSION_MS = 60_000
 
 /**
  * Whether a visit asks the store: a closed room answers without it, and so does a scheduled room
- * before its pre-queue and after it closes.
+ * before its pre-queue and after it closes, and a sold-out room for a visitor with no place in line
+ * to keep (`joining`: a newcomer gets the sold-out page, no place; core/stock.ts).
  */
-export function asksStore(room: RoomSettings, now: number): boolean {
+export function asksStore(room: RoomSettings, now: number, stop?: StockStop, joining = false): boolean {
   const phase = schedulePhase(room, now)
-  return room.mode !== 'closed' && (phase === 'prequeue' || phase === 'open')
+  return room.mode !== 'closed' && (phase === 'prequeue' || phase === 'open') && !(stop === 'sold_out' && joining)
 }
 
 /** A scheduled room's times for a status at `now` (ms, the edge's clock). */
@@ -127,8 +141,8 @@ export function noPlace(room: RoomSettings) {
   }
 }
 
-/** A status with no place in line: closed, busy, ended, or a scheduled room before its pre-queue. */
-export function statusWithoutPlace(room: RoomSettings, state: 'closed' | 'busy' | 'ended' | 'scheduled'): VisitorStatus {
+/** A status with no place in line: closed, busy, ended, a scheduled room before its pre-queue, or sold out to a newcomer. */
+export function statusWithoutPlace(room: RoomSettings, state: 'closed' | 'busy' | 'ended' | 'scheduled' | 'sold_out'): VisitorStatus {
   return { room: room.id, state, ...noPlace(room) }
 }
 
@@ -171,6 +185,8 @@ export function statusOf(room: RoomSettings, result: PollResult, estimate?: Wait
  * @param ticketArrival the arrival (µs) in the visitor's verified queue token, if any
  * @param now the edge's clock (ms): an open admission runs on it, everything else on the store's
  * @param estimate a queued visitor's wait (the edge's RoomDirectory.estimate, from its last look at the room)
+ * @param stop why the room's stock lets nobody new in (core/stock.ts): the store was polled as for a
+ *   paused room (or, sold out to a newcomer, not asked), and the visitor is told why
  */
 export function decideVisit(
   room: RoomSettings,
@@ -178,8 +194,9 @@ export function decideVisit(
   ticketArrival: number | undefined,
   now: number,
   estimate?: WaitEstimator,
+  stop?: StockStop,
 ): Verdict {
-  const verdict = decide(room, outcome, ticketArrival, now, estimate)
+  const verdict = decide(room, outcome, ticketArrival, now, estimate, stop)
   const schedule = scheduleStatus(room, now)
   if (schedule !== undefined) verdict.status.schedule = schedule
   return verdict
@@ -191,9 +208,12 @@ function decide(
   ticketArrival: number | undefined,
   now: number,
   estimate?: WaitEstimator,
+  stop?: StockStop,
 ): Verdict {
   const phase = schedulePhase(room, now)
   if (outcome.kind === 'not-asked') {
+    // A newcomer to a sold-out room: no place (they join the line if they come back once stock has).
+    if (stop === 'sold_out' && asksStore(room, now)) return { kind: 'wait', status: statusWithoutPlace(room, 'sold_out'), httpStatus: 200 }
     const state = room.mode !== 'closed' && phase === 'scheduled' ? 'scheduled' : 'closed'
     const status = statusWithoutPlace(room, state)
     // Before the pre-queue: look again at the latest when it opens.
@@ -204,8 +224,8 @@ function decide(
   const abandonMs = room.abandonAfterSeconds * 1000
   if (outcome.kind === 'unavailable') {
     const status = statusWithoutPlace(room, 'busy')
-    // Nobody goes in before a scheduled sale opens, whatever the policy.
-    if (room.onStoreError !== 'open' || phase === 'prequeue') {
+    // Nobody goes in before a scheduled sale opens, whatever the policy, nor while there is nothing to buy.
+    if (room.onStoreError !== 'open' || phase === 'prequeue' || stop !== undefined) {
       // The visitor keeps their place through the outage: their token is re-signed with the same
       // arrival, so a long failover does not let it lapse (and send them to the back).
       if (ticketArrival === undefined) return { kind: 'wait', status, httpStatus: 503 }
@@ -224,6 +244,8 @@ function decide(
   }
   const { result } = outcome
   const status = statusOf(room, result, estimate)
+  // Polled as a paused room for its stock: the visitor keeps their place and is told why.
+  if (stop !== undefined && result.state === 'paused') status.state = stop
   if (result.state === 'admitted') {
     return { kind: 'admit', status, session: { arrival: result.arrival, expires: result.sessionExpires, now: result.now } }
   }

@@ -40,7 +40,13 @@ export interface AssembledEdge {
 
 export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
   const now = p.clock ? () => p.clock?.now() ?? Date.now() : Date.now
-  const rooms = new RoomDirectory(p.settings, p.config.rooms, 1000, now, p.queue)
+  // The rooms, watched once a second: ended sessions, the line, and a linked event's stock (the gate).
+  const rooms = new RoomDirectory(p.settings, p.config.rooms, 1000, now, {
+    queue: p.queue,
+    gate: p.gate,
+    storeNow: () => p.clock?.now(),
+    log: p.log,
+  })
   // Refused joins are counted here and sent to the store with the rooms' once-a-second reload.
   const refusals = new Refusals(p.defence, now, () => p.clock?.now())
   rooms.alsoOnReload(() => refusals.flush())

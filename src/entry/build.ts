@@ -13,6 +13,7 @@ import { redisStores } from '../adapters/redis/stores.js'
 import { UndiciOrigin } from '../adapters/undici/origin.js'
 import type { Config } from '../config/index.js'
 import type { createEdgeApp, EdgeDeps } from '../http/app.js'
+import type { ClaimGate } from '../ports/claim-gate.js'
 import type { Clock } from '../ports/clock.js'
 import type { Stores } from '../ports/stores.js'
 import { assembleEdge } from './assemble.js'
@@ -22,6 +23,8 @@ export interface Edge {
   deps: EdgeDeps
   /** One server's connection (plain or found through Sentinel) or a Cluster; undefined on the embedded store. */
   redis: RedisClient | undefined
+  /** The claim gate whose counts the edge reads (a room's `event`): the origin keeps it. */
+  gate: ClaimGate
   close(): Promise<void>
 }
 
@@ -36,7 +39,19 @@ function nodeSocket(c: Context): { remoteAddress?: string; encrypted?: boolean }
   return (c.env as { incoming?: { socket?: { remoteAddress?: string; encrypted?: boolean } } } | undefined)?.incoming?.socket
 }
 
-export async function buildEdge(config: Config, options: { originUrl: string; clock?: Clock; log?: EdgeDeps['log'] }): Promise<Edge> {
+export async function buildEdge(
+  config: Config,
+  options: {
+    originUrl: string
+    clock?: Clock
+    log?: EdgeDeps['log']
+    /**
+     * On the embedded store, the claim gate to read (npm start shares one with the booking origin in
+     * the same process); on Redis the edge reads the gate's keys there, as the origin writes them.
+     */
+    gate?: ClaimGate
+  },
+): Promise<Edge> {
   const now = options.clock ? () => options.clock?.now() ?? Date.now() : Date.now
   let stores: Stores
   let redis: RedisClient | undefined
@@ -47,7 +62,7 @@ export async function buildEdge(config: Config, options: { originUrl: string; cl
     // If Redis is down at start, the edge starts anyway and each room's onStoreError applies.
     if (!(await whenReady(redis, 3000))) options.log?.('redis_unavailable_at_start', {})
   } else {
-    stores = memoryStores(now)
+    stores = memoryStores(now, options.gate)
   }
   const origin = new UndiciOrigin({ url: options.originUrl })
   const { app, deps, rooms } = await assembleEdge({
@@ -84,6 +99,7 @@ export async function buildEdge(config: Config, options: { originUrl: string; cl
     app,
     deps,
     redis,
+    gate: stores.gate,
     async close() {
       clearInterval(sampler)
       clearInterval(flusher)

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { serve } from '@hono/node-server'
+import { MemoryClaimGate } from '../adapters/memory/claim-gate.js'
 import { type Config, loadConfig } from '../config/index.js'
 import { isAnteroomError } from '../core/errors.js'
 import { buildBooking } from './booking.js'
@@ -29,6 +30,10 @@ async function main(): Promise<void> {
   const config = ensureAdmin(loadConfig(process.env))
   let originUrl = config.originUrl
   let booking: Awaited<ReturnType<typeof buildBooking>> | undefined
+  // Without Redis, the edge and the bundled origin share one claim gate in this process: the origin
+  // keeps the demo event's stock in it and the edge reads its counts (the demo room's `event`), so the
+  // room stops admitting once the event has sold out. With Redis both use the gate's keys there.
+  const gate = config.redisUrl ? undefined : new MemoryClaimGate()
   if (originUrl === undefined) {
     booking = await buildBooking({
       databaseUrl: config.databaseUrl,
@@ -38,6 +43,7 @@ async function main(): Promise<void> {
       room: config.rooms[0]?.id ?? 'demo',
       endSessionOnPurchase: config.demoEndsSessions,
       redisUrl: config.redisUrl,
+      gate,
       log,
     })
     const server = serve({ fetch: booking.app.fetch, hostname: '127.0.0.1', port: config.demoOriginPort })
@@ -49,7 +55,7 @@ async function main(): Promise<void> {
     log('warning', { message: 'ANTEROOM_QUEUE_SECRET is not set: using a random one. Fine for one instance; set it for several.' })
   if (config.signingKeys === undefined)
     log('warning', { message: 'ANTEROOM_SIGNING_KEYS is not set: using a fresh ES256 key. Set it for several instances.' })
-  const edge = await buildEdge(config, { originUrl, log })
+  const edge = await buildEdge(config, { originUrl, log, gate })
   const server = serve({ fetch: edge.app.fetch, hostname: config.host, port: config.port })
   server.once('listening', () => {
     log('listening', {

@@ -104,7 +104,11 @@ export function queuePage(v: QueueView): string {
                 ? 'This sale has not opened yet'
                 : v.state === 'prequeue'
                   ? 'You are in the pre-queue'
-                  : escapeHtml(v.title)
+                  : v.state === 'sold_out'
+                    ? 'Sold out'
+                    : v.state === 'all_held'
+                      ? 'Every seat is held right now'
+                      : escapeHtml(v.title)
   const lead =
     v.state === 'closed'
       ? 'Nobody is being let in any more. Thank you for your patience.'
@@ -120,7 +124,13 @@ export function queuePage(v: QueueView): string {
                 ? `The pre-queue opens at ${timeText(v.schedule.prequeueAt)} and the sale at ${timeText(v.schedule.opensAt)}. Everyone who comes during the pre-queue gets a place in a random order, drawn when the sale opens, so there is no need to be first.`
                 : v.state === 'prequeue' && v.schedule
                   ? `When the sale opens at ${timeText(v.schedule.opensAt)}, everyone in the pre-queue gets a place in a random order, drawn then. Arriving earlier gains nothing, and neither does refreshing: keep this page open.`
-                  : escapeHtml(v.message)
+                  : v.state === 'sold_out'
+                    ? v.position === null
+                      ? 'Everything has been sold, so nobody is being let in. This page checks by itself in case any come back.'
+                      : 'Everything has been sold, so nobody is being let in. You keep your place in line in case any come back.'
+                    : v.state === 'all_held'
+                      ? 'Every seat is held right now; some may come back. People holding them have a few minutes to pay, and when a hold runs out or is released the line moves again. You keep your place.'
+                      : escapeHtml(v.message)
   const numbers =
     v.position === null
       ? ''

@@ -12,6 +12,10 @@
 // worked out once per look, so a queued visitor's poll stays one store call.
 // Other once-a-second work of the edge rides on the reload (alsoOnReload: the refused-joins flush),
 // so that a Worker's waitUntil of the reload covers it too.
+// A room linked to an event (its `event` setting) also gets the event's stock with each reload (one
+// ClaimGate counts call per event, however many rooms sell it): stock() answers each visit from it,
+// so that a sold-out room stops admissions (core/stock.ts) without a store call per poll. Counts the
+// gate does not have, or a call that fails, leave the room as if it were not linked.
 
 import type { EdgeHint, LifeMark } from '../core/admission.js'
 import {
@@ -26,6 +30,8 @@ import {
   type WaitEstimate,
 } from '../core/eta.js'
 import type { RoomSettings } from '../core/settings.js'
+import type { StockView } from '../core/stock.js'
+import type { ClaimGate } from '../ports/claim-gate.js'
 import type { QueueStore } from '../ports/queue-store.js'
 import type { SettingsStore } from '../ports/settings-store.js'
 
@@ -55,15 +61,39 @@ export class RoomDirectory {
   private readonly tasks: (() => Promise<void>)[] = []
   /** When this edge last failed to reach the store (ms), told to the store for OUTAGE_HINT_MS after (hint). */
   private storeFailedAt: number | undefined
+  /** Per linked room: its event's stock at the last look (counts undefined: unknown). */
+  private stocks = new Map<string, StockView>()
+  private readonly queue: Pick<QueueStore, 'watch'> | undefined
+  private readonly gate: Pick<ClaimGate, 'counts'> | undefined
+  /** The time handed to the gate: the test's clock, or undefined so that the gate uses its own (Redis TIME). */
+  private readonly storeNow: () => number | undefined
+  private readonly log: (event: string, fields: Record<string, unknown>) => void
+  /** Events whose last counts call failed (logged once). */
+  private readonly stockFailing = new Set<string>()
 
   constructor(
     private readonly store: SettingsStore,
     private readonly seeds: readonly RoomSettings[],
     private readonly refreshMs = 1000,
     private readonly now: () => number = Date.now,
-    private readonly queue?: Pick<QueueStore, 'watch'>,
+    watched: {
+      queue?: Pick<QueueStore, 'watch'>
+      gate?: Pick<ClaimGate, 'counts'>
+      storeNow?: () => number | undefined
+      /** Told when an event's counts cannot be read (once until they can again): its rooms then admit as if unlinked. */
+      log?: (event: string, fields: Record<string, unknown>) => void
+    } = {},
   ) {
     this.current = seeds
+    this.queue = watched.queue
+    this.gate = watched.gate
+    this.storeNow = watched.storeNow ?? (() => undefined)
+    this.log = watched.log ?? (() => {})
+  }
+
+  /** A linked room's event stock, as the last reload saw it; undefined for a room that is not linked. */
+  stock(room: string): StockView | undefined {
+    return this.stocks.get(room)
   }
 
   /**
@@ -183,8 +213,40 @@ export class RoomDirectory {
     } catch {
       // Keep serving the last known settings while the store is away.
     }
-    await Promise.all([...this.current.map((room) => this.reloadEnded(room)), ...this.tasks.map((task) => task().catch(() => {}))])
+    await Promise.all([
+      ...this.current.map((room) => this.reloadEnded(room)),
+      this.reloadStock(this.current),
+      ...this.tasks.map((task) => task().catch(() => {})),
+    ])
     this.loadedAt = this.now()
+  }
+
+  /** The stock of every event a room is linked to: one counts call an event; unknown if it fails. */
+  private async reloadStock(rooms: readonly RoomSettings[]): Promise<void> {
+    const gate = this.gate
+    const events = [...new Set(rooms.flatMap((r) => (r.event === null ? [] : [r.event])))]
+    const at = this.now()
+    const counts = new Map(
+      await Promise.all(
+        events.map(async (event) => {
+          if (gate === undefined) return [event, undefined] as const
+          try {
+            const counts = await gate.counts(event, this.storeNow())
+            this.stockFailing.delete(event)
+            return [event, counts] as const
+          } catch (err) {
+            // Never stop a sale on a missing count: unknown, as if the room were not linked.
+            if (!this.stockFailing.has(event))
+              this.log('stock_unavailable', { event, message: err instanceof Error ? err.message : 'error' })
+            this.stockFailing.add(event)
+            return [event, undefined] as const
+          }
+        }),
+      ),
+    )
+    const stocks = new Map<string, StockView>()
+    for (const r of rooms) if (r.event !== null) stocks.set(r.id, { event: r.event, counts: counts.get(r.event), at })
+    this.stocks = stocks
   }
 
   /** Watches a room: the sessions ended since the last look (forgetting those no token can outlive), its life, its active count. */

@@ -5,7 +5,8 @@ import { isAnteroomError } from '../core/errors.js'
 import type { QueuedPoll } from '../core/eta.js'
 import type { ChallengeStatus } from '../core/pow.js'
 import { newVisitorId } from '../core/queue-token.js'
-import { admissionLimits, type RoomSettings, type Schedule, schedulePhase } from '../core/settings.js'
+import { type RoomSettings, type Schedule, schedulePhase } from '../core/settings.js'
+import { pollLimits, type StockStop, stockStop } from '../core/stock.js'
 import { asksStore, decideVisit, type KeptPlace, NO_PLACE, type PollOutcome, type Verdict, type VisitorStatus } from '../core/visit.js'
 import { signAdmission } from './admission.js'
 import { queueCookieName, readCookie, serializeCookie } from './cookies.js'
@@ -29,7 +30,11 @@ export async function visit(edge: EdgeContext, room: RoomSettings, req: Incoming
   // A token of an identity without a place (an ended visitor's) keeps who they are, and restores nothing.
   const ticket = token?.arrival === NO_PLACE ? undefined : token
   let visitor = endedVisitor ?? token?.visitor
-  if (visitor === undefined && asksPow(room) && asksStore(room, now)) {
+  // A room linked to an event with nothing free lets nobody new in (core/stock.ts), from the edge's
+  // last look at the event's stock: no store call for it here.
+  const stop = stockStop(room, edge.deps.rooms.stock(room.id), now)
+  const asks = asksStore(room, now, stop, ticket === undefined)
+  if (visitor === undefined && asksPow(room) && asks) {
     // A new place only for a solved challenge: its visitor id, so a replayed answer yields this same place.
     const gate = await powGate(edge, room, req)
     if (gate.kind === 'refused') {
@@ -42,17 +47,17 @@ export async function visit(edge: EdgeContext, room: RoomSettings, req: Incoming
   visitor ??= newVisitorId()
   // A new place: counted against the visitor's network (after the proof of work, so that failed
   // answers use up none of it), and refused (429) beyond the room's cap.
-  if (ticket === undefined && endedVisitor === undefined && capsJoins(room) && asksStore(room, now)) await admitNetwork(edge, room, req)
+  if (ticket === undefined && endedVisitor === undefined && capsJoins(room) && asks) await admitNetwork(edge, room, req)
   // A joiner during a scheduled room's pre-queue brings the place the draw gives them (core/draw.ts).
   const scheduled = isScheduled(room) ? room : undefined
   const draw =
     scheduled && ticket === undefined && schedulePhase(room, now) === 'prequeue'
       ? await edge.deps.draws.arrival(scheduled, visitor)
       : undefined
-  const outcome: PollOutcome = asksStore(room, now) ? await pollStore(edge, room, visitor, ticket, draw) : { kind: 'not-asked' }
+  const outcome: PollOutcome = asks ? await pollStore(edge, room, visitor, ticket, draw, stop) : { kind: 'not-asked' }
   // A queued visitor's wait comes from the edge's last look at the room (no store call).
   const estimate = (poll: QueuedPoll) => edge.deps.rooms.estimate(room, poll)
-  const verdict = decideVisit(room, outcome, ticket?.arrival, now, estimate)
+  const verdict = decideVisit(room, outcome, ticket?.arrival, now, estimate, stop)
   if (scheduled) await showDraw(edge, scheduled, visitor, outcome, verdict)
   return carryOut(edge, room, req, visitor, verdict)
 }
@@ -81,13 +86,17 @@ async function showDraw(
   }
 }
 
-/** One store call: the visitor's place or turn; a store that does not answer is an outcome too. */
+/**
+ * One store call: the visitor's place or turn; a store that does not answer is an outcome too. While
+ * the room's stock stops admissions the rule is handed a paused room (pollLimits), as by an admin's pause.
+ */
 async function pollStore(
   edge: EdgeContext,
   room: RoomSettings,
   visitor: string,
   ticket: { arrival: number; expires: number } | undefined,
   draw: number | undefined,
+  stop: StockStop | undefined,
 ): Promise<PollOutcome> {
   try {
     const result = await edge.deps.queue.poll({
@@ -96,7 +105,7 @@ async function pollStore(
       arrival: ticket?.arrival,
       tokenExpires: ticket?.expires,
       draw,
-      limits: admissionLimits(room),
+      limits: pollLimits(room, stop),
       now: edge.storeNow(),
       hint: edge.deps.rooms.hint(room.id),
     })

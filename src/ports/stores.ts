@@ -1,7 +1,9 @@
 // The stores an edge works with, as one bundle: built together on one Redis client (or in one
-// process's memory), handed to assembleEdge together.
+// process's memory), handed to assembleEdge together. The claim gate rides along: the origin writes
+// it, the edge only reads its counts.
 import type { AdminSessions } from './admin-sessions.js'
 import type { AuditLog } from './audit-log.js'
+import type { ClaimGate } from './claim-gate.js'
 import type { DefenceStore } from './defence-store.js'
 import type { QueueStore } from './queue-store.js'
 import type { SettingsStore } from './settings-store.js'
@@ -12,4 +14,6 @@ export interface Stores {
   audit: AuditLog
   adminSessions: AdminSessions
   defence: DefenceStore
+  /** Events' stock, kept by the booking origin; the edge reads its counts (a room's `event` setting). */
+  gate: ClaimGate
 }

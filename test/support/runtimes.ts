@@ -7,9 +7,11 @@
 import { Redis } from 'ioredis'
 import type { JWK } from 'jose'
 import { inject } from 'vitest'
+import { RedisClaimGate } from '../../src/adapters/redis/claim-gate.js'
 import { RedisQueueStore } from '../../src/adapters/redis/queue-store.js'
 import { luaScripts } from '../../src/adapters/redis/scripts.js'
 import type { Edge } from '../../src/entry/build.js'
+import type { ClaimGate } from '../../src/ports/claim-gate.js'
 import type { QueueStore } from '../../src/ports/queue-store.js'
 import { ManualClock } from './clock.js'
 import { TEST_SECRET, testEdge } from './edge.js'
@@ -33,6 +35,8 @@ export interface TestEdge {
   clock: TestClock
   /** The store the edge uses (the same Redis, seen from the test), for stats and ending sessions. */
   queue: QueueStore
+  /** The claim gate the edge reads events' counts from (the same Redis, seen from the test): the test plays the origin. */
+  gate: ClaimGate
   /** Resolves when a settings reload that a request started has finished. */
   settled(): Promise<void>
   close(): Promise<void>
@@ -121,6 +125,7 @@ export const nodeRuntime: EdgeRuntime = {
       app: withSocketAddress(edge.app),
       clock: new NodeClock(manual),
       queue: edge.deps.queue,
+      gate: edge.gate,
       settled: () => edge.deps.rooms.settled(),
       close: () => edge.close(),
     }
@@ -132,7 +137,7 @@ export const nodeRuntime: EdgeRuntime = {
  * same name never meet. Test files run in parallel, so the number comes from Redis itself (INCR in
  * database 0). Databases 900 and up are for tests that name theirs.
  */
-async function freshDb(redisUrl: string): Promise<number> {
+export async function freshDb(redisUrl: string): Promise<number> {
   const counter = new Redis(redisUrl, { maxRetriesPerRequest: 1 })
   try {
     const n = await counter.incr('anteroom-test:next-db')
@@ -178,6 +183,7 @@ export function workerRuntime(redisUrl: () => string): EdgeRuntime {
         url: worker.url,
         clock,
         queue: new RedisQueueStore(redis, luaScripts()),
+        gate: new RedisClaimGate(redis, luaScripts()),
         // The Worker waits for its reload inside the request (ctx.waitUntil); nothing is left to wait for.
         settled: async () => {},
         async close() {

@@ -1,17 +1,21 @@
 // All stores in this process's memory: one edge only (npm start, a Worker trial), on the given clock.
+// `gate`: a claim gate to share with the booking origin in this process (npm start); else a new one.
+import type { ClaimGate } from '../../ports/claim-gate.js'
 import type { Stores } from '../../ports/stores.js'
 import { MemoryAdminSessions } from './admin-sessions.js'
 import { MemoryAuditLog } from './audit-log.js'
+import { MemoryClaimGate } from './claim-gate.js'
 import { MemoryDefenceStore } from './defence-store.js'
 import { MemoryQueueStore } from './queue-store.js'
 import { MemorySettingsStore } from './settings-store.js'
 
-export function memoryStores(now: () => number = Date.now): Stores {
+export function memoryStores(now: () => number = Date.now, gate?: ClaimGate): Stores {
   return {
     queue: new MemoryQueueStore(now),
     settings: new MemorySettingsStore(),
     audit: new MemoryAuditLog(),
     adminSessions: new MemoryAdminSessions(now),
     defence: new MemoryDefenceStore(now),
+    gate: gate ?? new MemoryClaimGate(now),
   }
 }

@@ -3,6 +3,7 @@ import type { Cluster, Redis } from 'ioredis'
 import type { Stores } from '../../ports/stores.js'
 import { RedisAdminSessions } from './admin-sessions.js'
 import { RedisAuditLog } from './audit-log.js'
+import { RedisClaimGate } from './claim-gate.js'
 import { RedisDefenceStore } from './defence-store.js'
 import { RedisQueueStore } from './queue-store.js'
 import type { Scripts } from './scripts.js'
@@ -15,5 +16,6 @@ export function redisStores(redis: Redis | Cluster, scripts: Scripts): Stores {
     audit: new RedisAuditLog(redis),
     adminSessions: new RedisAdminSessions(redis),
     defence: new RedisDefenceStore(redis, scripts),
+    gate: new RedisClaimGate(redis, scripts),
   }
 }
