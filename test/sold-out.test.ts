@@ -19,7 +19,7 @@ import { Visitor } from './support/visitor.js'
 const T0 = 1_800_000_000_000
 const seats = (sold: number, of: number): StockSnapshot['units'] =>
   Array.from({ length: of }, (_, i) => ({ unit: `seat:A${i + 1}`, capacity: 1, sold: i < sold ? 1 : 0 }))
-const counts = (free: number, held: number, sold = 0) => ({ free, held, sold, reconciledAt: T0 })
+const counts = (free: number, held: number, sold = 0) => ({ free, held, sold, reconciledAt: T0, repairs: 0 })
 
 describe('the stock rule (core/stock.ts)', () => {
   const room = (over: Record<string, unknown> = {}) =>
