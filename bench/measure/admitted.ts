@@ -67,7 +67,10 @@ export async function measureAdmitted(b: EdgeBench): Promise<Admitted> {
     })
     return {
       rows: [
-        ratioRow('admitted_vs_bare_proxy', '2. admitted request via edge', admittedAgg.rps, proxyAgg.rps, 'bare proxy', fmtRps, TARGET),
+        ratioRow('admitted_vs_bare_proxy', '2. admitted request via edge', admittedAgg.rps, proxyAgg.rps, 'bare proxy', fmtRps, TARGET, {
+          value: admittedAgg,
+          baseline: proxyAgg,
+        }),
         ratioRow(
           'admitted_vs_origin',
           '2. admitted request via edge (info)',
@@ -76,6 +79,7 @@ export async function measureAdmitted(b: EdgeBench): Promise<Admitted> {
           'origin',
           fmtRps,
           'info, ~0.2 expected',
+          { value: admittedAgg, baseline: originAgg },
         ),
       ],
       runs: [originAgg, proxyAgg, admittedAgg],

@@ -66,7 +66,10 @@ export async function measureLongLine(b: EdgeBench): Promise<LongLine> {
       warnings.push(`lines changed during measurement 3: ${smallAfter}, ${bigAfter}`)
     return {
       rows: [
-        ratioRow('poll_1m_vs_1k_rps', '3. poll throughput, 1M waiting', bigAgg.rps, smallAgg.rps, '1k waiting', fmtRps, THROUGHPUT_TARGET),
+        ratioRow('poll_1m_vs_1k_rps', '3. poll throughput, 1M waiting', bigAgg.rps, smallAgg.rps, '1k waiting', fmtRps, THROUGHPUT_TARGET, {
+          value: bigAgg,
+          baseline: smallAgg,
+        }),
         ratioRow(
           'poll_1m_vs_1k_p99',
           '3. poll p99 latency, 1M waiting',
@@ -75,6 +78,7 @@ export async function measureLongLine(b: EdgeBench): Promise<LongLine> {
           '1k waiting',
           fmtMs,
           P99_TARGET,
+          { value: bigAgg, baseline: smallAgg },
         ),
       ],
       runs: [smallAgg, bigAgg],

@@ -120,8 +120,14 @@ export async function measureWorker(): Promise<Measured> {
       latencyMs: { hello: h.latencyMs, relay: r.latencyMs, perCall: p.latencyMs },
     }
     rows.push(
-      ratioRow('worker_poll_relay_vs_hello', '8. Worker: queued poll, StoreRelay (chosen)', r.rps, h.rps, 'hello Worker', fmtRps, TARGET),
-      ratioRow('worker_poll_per_call_vs_hello', '8. Worker: queued poll, client per call', p.rps, h.rps, 'hello Worker', fmtRps, 'info'),
+      ratioRow('worker_poll_relay_vs_hello', '8. Worker: queued poll, StoreRelay (chosen)', r.rps, h.rps, 'hello Worker', fmtRps, TARGET, {
+        value: r,
+        baseline: h,
+      }),
+      ratioRow('worker_poll_per_call_vs_hello', '8. Worker: queued poll, client per call', p.rps, h.rps, 'hello Worker', fmtRps, 'info', {
+        value: p,
+        baseline: h,
+      }),
       {
         id: 'worker_redis_calls_per_poll',
         measurement: '8. Worker: Redis script calls per poll, StoreRelay (batched)',
