@@ -118,6 +118,23 @@ describe('admission token', () => {
     expect(await otherAudience.verify(token, 'sale', NOW)).toBeUndefined()
   })
 
+  it('knows the tokens it signed as verification would read them; another edge with the same keys verifies them', async () => {
+    const { keys, t } = await tokens()
+    const other = new AdmissionTokens({ keys, issuer: 'anteroom', audience: 'origin' })
+    // A bound of 2: the oldest of three signed tokens is verified like any other.
+    const small = new AdmissionTokens({ keys, issuer: 'anteroom', audience: 'origin', signedCacheSize: 2 })
+    for (const c of [claims, { ...claims, open: true as const }]) {
+      const token = await t.sign(c, NOW)
+      const here = await t.verify(token, 'sale', NOW)
+      expect(here).toEqual(await other.verify(token, 'sale', NOW))
+      expect(here).toEqual({ ...c, iat: Math.floor(NOW / 1000) })
+      expect(await t.verify(token, 'other-room', NOW)).toBeUndefined()
+      expect(await t.verify(token, 'sale', c.exp * 1000)).toBeUndefined()
+      const signed = [await small.sign(c, NOW), await small.sign({ ...c, jti: 'session-2' }, NOW), await small.sign({ ...c, jti: 's3' }, NOW)]
+      for (const s of signed) expect(await small.verify(s, 'sale', NOW)).toEqual(await other.verify(s, 'sale', NOW))
+    }
+  })
+
   it('rejects an expired token, even after it was cached', async () => {
     const { t } = await tokens()
     const token = await t.sign(claims, NOW)
