@@ -75,7 +75,7 @@ async function measureEdges(rows: Row[], notes: string[], warnings: string[], re
         warnings.push(`${a.name}: ${a.non2xx} non-2xx responses and ${a.errors} errors (statuses ${JSON.stringify(a.statuses)})`)
       }
     }
-    notes.push(...calls.notes, ...memory.notes, cpuNote(runs))
+    notes.push(...admitted.notes, ...calls.notes, ...memory.notes, cpuNote(runs))
     const summary = (a: Aggregate) => ({ ...a, redis: a.redis ? Object.fromEntries(a.redis) : undefined })
     Object.assign(results, {
       commandstatsExperiment: calls.results.commandstatsExperiment,
