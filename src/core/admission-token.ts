@@ -99,7 +99,9 @@ export class AdmissionTokens {
   async sign(claims: Omit<AdmissionClaims, 'iat'>, nowMs: number): Promise<string> {
     const key = this.keys[0] as SigningKey
     const iat = Math.floor(nowMs / 1000)
-    const token = await new SignJWT(claims.open ? { room: claims.room, arr: claims.arr, open: true } : { room: claims.room, arr: claims.arr })
+    const token = await new SignJWT(
+      claims.open ? { room: claims.room, arr: claims.arr, open: true } : { room: claims.room, arr: claims.arr },
+    )
       .setProtectedHeader({ alg: ADMISSION_ALG, kid: key.kid, typ: 'JWT' })
       .setIssuer(this.options.issuer)
       .setAudience(this.options.audience)

@@ -5,7 +5,7 @@ import { isAnteroomError } from '../core/errors.js'
 import type { QueuedPoll } from '../core/eta.js'
 import type { ChallengeStatus } from '../core/pow.js'
 import { newVisitorId } from '../core/queue-token.js'
-import { admissionLimits, type RoomSettings, type Schedule, schedulePhase } from '../core/settings.js'
+import { type AdmissionLimits, admissionLimits, type RoomSettings, type Schedule, schedulePhase } from '../core/settings.js'
 import { asksStore, decideVisit, type KeptPlace, NO_PLACE, type PollOutcome, type Verdict, type VisitorStatus } from '../core/visit.js'
 import { signAdmission } from './admission.js'
 import { queueCookieName, readCookie, serializeCookie } from './cookies.js'
@@ -51,8 +51,7 @@ export async function visit(edge: EdgeContext, room: RoomSettings, req: Incoming
       : undefined
   const outcome: PollOutcome = asksStore(room, now) ? await pollStore(edge, room, visitor, ticket, draw) : { kind: 'not-asked' }
   // A queued visitor's wait comes from the edge's last look at the room (no store call).
-  const estimate = (poll: QueuedPoll) => edge.deps.rooms.estimate(room, poll)
-  const verdict = decideVisit(room, outcome, ticket?.arrival, now, estimate)
+  const verdict = decideVisit(room, outcome, ticket?.arrival, now, (poll: QueuedPoll) => edge.deps.rooms.estimate(room, poll))
   if (scheduled) await showDraw(edge, scheduled, visitor, outcome, verdict)
   return carryOut(edge, room, req, visitor, verdict)
 }
@@ -81,6 +80,14 @@ async function showDraw(
   }
 }
 
+/** A room's admission limits, worked out once per settings object (the directory makes new ones when settings change). */
+const roomLimits = new WeakMap<RoomSettings, AdmissionLimits>()
+function limitsOf(room: RoomSettings): AdmissionLimits {
+  let limits = roomLimits.get(room)
+  if (limits === undefined) roomLimits.set(room, (limits = Object.freeze(admissionLimits(room))))
+  return limits
+}
+
 /** One store call: the visitor's place or turn; a store that does not answer is an outcome too. */
 async function pollStore(
   edge: EdgeContext,
@@ -96,7 +103,7 @@ async function pollStore(
       arrival: ticket?.arrival,
       tokenExpires: ticket?.expires,
       draw,
-      limits: admissionLimits(room),
+      limits: limitsOf(room),
       now: edge.storeNow(),
       hint: edge.deps.rooms.hint(room.id),
     })
