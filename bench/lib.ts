@@ -665,10 +665,19 @@ export function diffStats(before: Map<string, number>, after: Map<string, number
 
 export const SCRIPT_ENTRY_COMMANDS = new Set(['eval', 'evalsha', 'eval_ro', 'evalsha_ro', 'fcall', 'fcall_ro'])
 
+/**
+ * What an edge sends once a second, whatever its traffic (RoomDirectory.reload): HGETALL of the
+ * settings, and each room's watch, one pipeline (RedisQueueStore.watch: ZRANGEBYSCORE, HMGET, ZCARD,
+ * GET, ZMSCORE or ECHO when no visitor is asked after, ZRANGE). No request sends any of these.
+ */
+export const RELOAD_COMMANDS = new Set(['hgetall', 'zrangebyscore', 'hmget', 'zcard', 'get', 'zmscore', 'echo', 'zrange'])
+/** The reload's commands that no Lua script of ours runs, so commandstats can tell them from a script's. */
+const RELOAD_ONLY = new Set(['hgetall', 'zmscore', 'echo'])
+
 export interface CommandCount {
   /** EVAL/EVALSHA/FCALL calls: one client round trip each, whatever the script runs inside. */
   scripts: number
-  /** HGETALL: the room directory's settings reload (once a second per edge process). */
+  /** HGETALL, ZMSCORE, ECHO: the room directory's reload (once a second per edge process; its other commands are among insideScripts). */
   settingsReload: number
   /** Any other command a client sent (neither run by our scripts nor the bench's own INFO). */
   plain: number
@@ -686,8 +695,9 @@ export interface CommandCount {
  * sent". We count instead:
  *   client commands = eval* + fcall* calls + every other command that none of our Lua scripts uses
  * where "commands our scripts use" is read from src/adapters/redis/lua/*.lua (redis.call('X', ...)).
- * INFO is left out: the bench itself sends it to take these snapshots. HGETALL is reported apart
- * (settingsReload). A plain command that our scripts also use (say a bare ZREM) would hide among the
+ * INFO is left out: the bench itself sends it to take these snapshots. The once-a-second reload's
+ * HGETALL, ZMSCORE and ECHO are reported apart (settingsReload); its other commands are also our
+ * scripts' and count among those. A plain command that our scripts also use (say a bare ZREM) would hide among the
  * script-internal ones; the MONITOR sample (monitorSample) counts by connection and catches that case.
  */
 export function classify(delta: Map<string, number>, scriptCommands: Set<string>): CommandCount {
@@ -695,7 +705,7 @@ export function classify(delta: Map<string, number>, scriptCommands: Set<string>
   for (const [cmd, n] of delta) {
     if (SCRIPT_ENTRY_COMMANDS.has(cmd)) c.scripts += n
     else if (cmd === 'info') continue
-    else if (cmd === 'hgetall') c.settingsReload += n
+    else if (RELOAD_ONLY.has(cmd)) c.settingsReload += n
     else if (scriptCommands.has(cmd)) c.insideScripts += n
     else c.plain += n
   }
