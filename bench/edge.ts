@@ -27,7 +27,7 @@ export async function startServer(b: Pick<EdgeBench, 'profileDir'>, name: string
 }
 
 /** Starts `npm start`'s entry point (src/entry/node.ts) on the bench's Redis, in front of its origin, with these rooms. */
-export async function startEdge(b: EdgeBench, name: string, rooms: object[]): Promise<Child> {
+export async function startEdge(b: EdgeBench, name: string, rooms: object[], env: Record<string, string> = {}): Promise<Child> {
   const port = await freePort()
   return startChild({
     name,
@@ -43,6 +43,7 @@ export async function startEdge(b: EdgeBench, name: string, rooms: object[]): Pr
       // per-request counts of measurement 4 count only what requests cost.
       ANTEROOM_HISTORY_SAMPLE_SECONDS: '0',
       ANTEROOM_ROOMS: JSON.stringify(rooms),
+      ...env,
     },
     readyPath: '/_anteroom/health',
     profileDir: b.profileDir,

@@ -1,13 +1,13 @@
 // Bench plumbing shared by the measurements (bench/measure/): settings and formats, the
-// table row, child servers started and stopped by pid, autocannon load runs with exact latency
-// percentiles, and Redis command counting from INFO commandstats and MONITOR.
-import { type ChildProcess, spawn } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+// table row, child servers started and stopped by pid, load runs with wrk (a C load generator that
+// costs less per request than any server it loads here; bench/wrk.lua) with latency percentiles from
+// its histogram and the CPU of the generator and the servers, and Redis command counting from INFO
+// commandstats and MONITOR.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import autocannon from 'autocannon'
 import type { Redis } from 'ioredis'
-import { percentile } from '../scripts/lib/stats.js'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
@@ -47,9 +47,28 @@ export interface Row {
   ratio: string
   target: string
   met: boolean | null
+  /**
+   * For rows measured under load: the cores the generator (wrk) and the server under test were busy,
+   * for the value's run and the baseline's, e.g. "wrk 0.45 edge 1.00 | wrk 0.70 hello 1.00".
+   */
+  cpu?: string
+  /** Whether the generator, not the server, was the busier in either run: the ratio then says little, and a target counts as missed. */
+  generatorBound?: boolean
 }
 
-/** A row comparing `value` with a baseline of the same run, as a ratio, against a target (or 'info'). */
+/** "wrk 0.45 edge 1.00": the generator's and the server's cores in one run. */
+export function cpuText(a: Aggregate): string {
+  const gen = a.cpu[GENERATOR]?.cores
+  const srv = a.server === undefined ? undefined : a.cpu[a.server]?.cores
+  const f = (n: number | undefined) => (n === undefined ? '?' : n.toFixed(2))
+  return `${GENERATOR} ${f(gen)} ${a.server ?? 'server'} ${f(srv)}${a.generatorBound ? ' GENERATOR-BOUND' : ''}`
+}
+
+/**
+ * A row comparing `value` with a baseline of the same run, as a ratio, against a target (or 'info').
+ * With `runs` (the value's and the baseline's load runs), the row shows their CPU and is flagged when
+ * the generator was the bottleneck of either.
+ */
 export function ratioRow(
   id: string,
   measurement: string,
@@ -58,9 +77,12 @@ export function ratioRow(
   baselineName: string,
   fmt: (n: number) => string,
   target: { op: '>=' | '<='; value: number } | string,
+  runs?: { value: Aggregate; baseline: Aggregate },
 ): Row {
   const ratio = value / baseline
   const isInfo = typeof target === 'string'
+  const generatorBound = runs === undefined ? undefined : runs.value.generatorBound || runs.baseline.generatorBound
+  const met = isInfo ? null : (target.op === '>=' ? ratio >= target.value : ratio <= target.value) && generatorBound !== true
   return {
     id,
     measurement,
@@ -68,7 +90,8 @@ export function ratioRow(
     baseline: `${fmt(baseline)} (${baselineName})`,
     ratio: ratio.toFixed(2),
     target: isInfo ? target : `${target.op} ${target.value.toFixed(2)}`,
-    met: isInfo ? null : target.op === '>=' ? ratio >= target.value : ratio <= target.value,
+    met,
+    ...(runs === undefined ? {} : { cpu: `${cpuText(runs.value)} | ${cpuText(runs.baseline)}`, generatorBound }),
   }
 }
 
@@ -158,8 +181,9 @@ export async function startChild(o: ChildOptions): Promise<Child> {
   return child
 }
 
-/** Stops every child still running, one by one, each by its pid. */
+/** Stops every child still running, one by one, each by its pid (the load generators first). */
 export async function stopAllChildren(): Promise<void> {
+  stopLoads()
   for (const child of [...running]) {
     try {
       await child.stop()
@@ -174,6 +198,26 @@ export async function stopAllChildren(): Promise<void> {
 
 export const CONNECTIONS = 50
 
+/** wrk, the load generator: one thread, the bench's Lua script (bench/wrk.lua). */
+export const WRK = 'wrk'
+const WRK_SCRIPT = join(ROOT, 'bench', 'wrk.lua')
+const WRK_DIR = join(ROOT, '.tmp', 'bench-wrk')
+/** A request that takes longer counts as an error (wrk's --timeout). */
+const TIMEOUT_SECONDS = 10
+
+/** Throws unless wrk is on the PATH (Debian: apt-get install -y wrk; `npm test` and `npm run bench` do it as root). */
+export function requireWrk(): void {
+  if (spawnSync(WRK, ['-v'], { stdio: 'ignore' }).error === undefined) return
+  if (process.getuid?.() === 0 && spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).error === undefined) {
+    log('installing wrk with apt-get')
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
+    spawnSync('apt-get', ['update', '-qq'], { stdio: 'ignore', env })
+    spawnSync('apt-get', ['install', '-y', '-qq', 'wrk'], { stdio: 'ignore', env })
+    if (spawnSync(WRK, ['-v'], { stdio: 'ignore' }).error === undefined) return
+  }
+  throw new Error('wrk is not on the PATH. Install it (Debian: apt-get install -y wrk; `npm test` and `npm run bench` do this as root).')
+}
+
 export interface Target {
   name: string
   url: string
@@ -182,80 +226,190 @@ export interface Target {
   cookies?: readonly string[]
   /** Collect Redis command deltas around each measured segment of this target. */
   countRedis?: boolean
-  /** Processes whose CPU time to record during the measured segments, by label (e.g. server, redis). */
+  /**
+   * Processes whose CPU time to record during the measured segments, by label (e.g. edge, redis).
+   * The first one is the server under test: the one the generator must be less busy than.
+   */
   pids?: Record<string, number>
 }
 
 export interface Segment {
+  /** Responses within the run (wrk's count). */
   responses: number
-  /** Requests autocannon sent, including the last one per connection still in flight when it stopped. */
+  /** Requests wrk sent, including the last one per connection still in flight when it stopped. */
   sent: number
   non2xx: number
+  /** Connect, read, write errors and timeouts (a status outside 2xx is in non2xx). */
   errors: number
+  /** wrk's own run time. */
   seconds: number
-  latencies: number[]
+  /** The whole wrk process, start to exit: the window the servers' CPU is read over. */
+  wallSeconds: number
+  /** Latency histogram: µs → responses, as measured (wrk's coordinated-omission correction taken out). */
+  histogram: Map<number, number>
   statuses: Record<string, number>
+  /** CPU time of wrk from its first request to its report, seconds. */
+  generatorCpuSeconds: number
+}
+
+let loadsStarted = 0
+const loads = new Set<ChildProcess>()
+/** The cookie files written, removed with stopAllChildren. */
+const loadFiles = new Set<string>()
+
+/** Writes a cookie list to a file once, for wrk's script to read (one Cookie header value a line). */
+const cookieFiles = new WeakMap<readonly string[], string>()
+function cookieFile(cookies: readonly string[]): string {
+  let file = cookieFiles.get(cookies)
+  if (file === undefined || !existsSync(file)) {
+    mkdirSync(WRK_DIR, { recursive: true })
+    file = join(WRK_DIR, `cookies-${process.pid}-${++loadsStarted}.txt`)
+    for (const c of cookies) if (/[\r\n]/.test(c)) throw new Error('a cookie with a line break')
+    writeFileSync(file, `${cookies.join('\n')}\n`)
+    cookieFiles.set(cookies, file)
+    loadFiles.add(file)
+  }
+  return file
 }
 
 /**
- * One autocannon run in this process against a child server. Latencies come from the per-response
- * event (float ms), because autocannon's own histogram rounds to whole milliseconds.
+ * wrk's histogram is corrected for coordinated omission when it reports: every latency v above the
+ * interval e (run time / (responses / connections), integer µs) also adds v − e, v − 2e, ... while
+ * above e. Buckets at or below e are untouched, and above e each bucket m holds its own count plus the
+ * counts of m + e, m + 2e, ... So the measured count of m is corrected(m) − corrected(m + e).
  */
-export function runLoad(target: Target, limit: { seconds: number } | { amount: number }): Promise<Segment> {
-  const cookies = target.cookies
-  let next = 0
-  const requests: autocannon.Request[] | undefined =
-    cookies === undefined
-      ? undefined
-      : [
-          {
-            setupRequest: (req) => {
-              // Called once for every request autocannon builds (each connection builds its next
-              // request after each response); the shared counter hands out the cookies in turn.
-              req.headers = { ...req.headers, cookie: cookies[next++ % cookies.length] }
-              return req
-            },
-          },
-        ]
-  const latencies: number[] = []
-  const statuses: Record<string, number> = {}
-  let responses = 0
-  let non2xx = 0
+export function uncorrect(corrected: Map<number, number>, responses: number, connections: number, durationUs: number): Map<number, number> {
+  const perConnection = Math.floor(responses / connections)
+  if (perConnection === 0) return corrected
+  const e = Math.floor(durationUs / perConnection)
+  const out = new Map<number, number>()
+  for (const [v, n] of corrected) {
+    const measured = v > e ? n - (corrected.get(v + e) ?? 0) : n
+    if (measured < 0) throw new Error(`wrk's histogram does not invert at ${v} µs (interval ${e} µs)`)
+    if (measured > 0) out.set(v, measured)
+  }
+  return out
+}
+
+/** Runs wrk against a target: for some seconds, until some responses, or one burst (see bench/wrk.lua). */
+function runWrk(
+  target: Target,
+  limit: { seconds: number } | { amount: number } | { burstAfterMs: number },
+  connections: number,
+): Promise<Segment> {
+  mkdirSync(WRK_DIR, { recursive: true })
+  const out = join(WRK_DIR, `result-${process.pid}-${++loadsStarted}.txt`)
+  const env: Record<string, string> = { ...(process.env as Record<string, string>), BENCH_WRK_OUT: out }
+  if (target.cookies) env.BENCH_WRK_COOKIES = cookieFile(target.cookies)
+  let seconds = 600
+  if ('seconds' in limit) seconds = Math.max(1, Math.round(limit.seconds))
+  if ('amount' in limit) env.BENCH_WRK_AMOUNT = String(limit.amount)
+  if ('burstAfterMs' in limit) {
+    env.BENCH_WRK_BURST_AT = String(Date.now() + limit.burstAfterMs)
+    env.BENCH_WRK_CONNECTIONS = String(connections)
+    seconds = 60
+  }
+  const args = ['-t1', `-c${connections}`, `-d${seconds}s`, `--timeout`, `${TIMEOUT_SECONDS}s`, '-s', WRK_SCRIPT]
+  for (const [k, v] of Object.entries(target.headers)) args.push('-H', `${k}: ${v}`)
+  args.push(target.url)
+  const started = performance.now()
   return new Promise((resolve, reject) => {
-    const started = performance.now()
-    const instance = autocannon(
-      {
-        url: target.url,
-        connections: CONNECTIONS,
-        pipelining: 1,
-        timeout: 10,
-        headers: target.headers,
-        ...(requests ? { requests } : {}),
-        ...('seconds' in limit ? { duration: limit.seconds } : { amount: limit.amount }),
-      },
-      (err, result) => {
-        if (err) {
-          reject(err)
-          return
-        }
-        resolve({
-          responses,
-          sent: result.requests.sent,
-          non2xx,
-          errors: result.errors,
-          seconds: (performance.now() - started) / 1000,
-          latencies,
-          statuses,
-        })
-      },
-    )
-    instance.on('response', (_client, statusCode, _bytes, responseTime) => {
-      responses++
-      latencies.push(responseTime)
-      if (statusCode < 200 || statusCode > 299) non2xx++
-      statuses[statusCode] = (statuses[statusCode] ?? 0) + 1
+    const proc = spawn(WRK, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    loads.add(proc)
+    let text = ''
+    proc.stdout?.on('data', (d: Buffer) => {
+      text = (text + d.toString()).slice(-8192)
+    })
+    proc.stderr?.on('data', (d: Buffer) => {
+      text = (text + d.toString()).slice(-8192)
+    })
+    proc.once('error', (err) => {
+      loads.delete(proc)
+      reject(err)
+    })
+    proc.once('exit', (code) => {
+      loads.delete(proc)
+      const wallSeconds = (performance.now() - started) / 1000
+      let result: string
+      try {
+        result = readFileSync(out, 'utf8')
+        rmSync(out, { force: true })
+      } catch {
+        reject(new Error(`${target.name}: wrk (exit ${code}) wrote no results:\n${text}`))
+        return
+      }
+      try {
+        resolve(parseWrk(result, connections, wallSeconds))
+      } catch (err) {
+        reject(new Error(`${target.name}: ${err instanceof Error ? err.message : String(err)}\n${text}`))
+      }
     })
   })
+}
+
+function parseWrk(text: string, connections: number, wallSeconds: number): Segment {
+  const f = new Map<string, string>()
+  for (const line of text.split('\n')) {
+    const sp = line.indexOf(' ')
+    if (sp > 0) f.set(line.slice(0, sp), line.slice(sp + 1))
+  }
+  const num = (k: string) => {
+    const v = Number(f.get(k))
+    if (!Number.isFinite(v)) throw new Error(`wrk's results lack ${k}`)
+    return v
+  }
+  const responses = num('requests')
+  const durationUs = num('duration_us')
+  const [connect, read, write, , timeout] = (f.get('errors') ?? '').split(' ').map(Number) as number[]
+  const statuses: Record<string, number> = {}
+  let non2xx = 0
+  for (const pair of (f.get('statuses') ?? '').split(',').filter(Boolean)) {
+    const [status, n] = pair.split(':').map(Number) as [number, number]
+    statuses[status] = n
+    if (status < 200 || status > 299) non2xx += n
+  }
+  const corrected = new Map<number, number>()
+  for (const pair of (f.get('histogram') ?? '').split(',').filter(Boolean)) {
+    const [v, n] = pair.split(':').map(Number) as [number, number]
+    corrected.set(v, n)
+  }
+  return {
+    responses,
+    sent: num('sent'),
+    non2xx,
+    errors: (connect ?? 0) + (read ?? 0) + (write ?? 0) + (timeout ?? 0),
+    seconds: durationUs / 1e6,
+    wallSeconds,
+    histogram: uncorrect(corrected, responses, connections, durationUs),
+    statuses,
+    generatorCpuSeconds: num('cpu_us') / 1e6,
+  }
+}
+
+/** One wrk run (one thread, CONNECTIONS connections) against a server, for some seconds or until some responses. */
+export function runLoad(target: Target, limit: { seconds: number } | { amount: number }): Promise<Segment> {
+  return runWrk(target, limit, CONNECTIONS)
+}
+
+/**
+ * A burst: `connections` connections are opened first, then each sends one request at the same
+ * moment (a different cookie each, when the target has them), and the run ends with the last
+ * response. The latencies are from each request's write to its response.
+ */
+export async function runBurst(target: Target, connections: number): Promise<Segment> {
+  const seg = await runWrk(target, { burstAfterMs: 1500 }, connections)
+  if (seg.responses + seg.errors !== connections)
+    throw new Error(`${target.name}: the burst of ${connections} got ${seg.responses} responses and ${seg.errors} errors`)
+  return seg
+}
+
+/** Stops the load generators still running, each by its pid, and removes their cookie files. */
+function stopLoads(): void {
+  for (const proc of loads) {
+    if (proc.pid !== undefined && proc.exitCode === null) process.kill(proc.pid, 'SIGTERM')
+  }
+  for (const file of loadFiles) rmSync(file, { force: true })
+  loadFiles.clear()
 }
 
 export interface Aggregate {
@@ -273,22 +427,75 @@ export interface Aggregate {
   redis?: Map<string, number>
   /**
    * CPU used during the measured segments, per process: share of one core, and µs per response.
-   * "load generator" is this process (autocannon).
+   * GENERATOR is wrk.
    */
   cpu: Record<string, { cores: number; usPerRequest: number }>
+  /** The server under test (the target's first pid), and whether wrk was busier than it (or near its one core). */
+  server: string | undefined
+  generatorBound: boolean
 }
 
-function aggregate(name: string, segments: Segment[], redis: Map<string, number> | undefined, cpuSeconds: Map<string, number>): Aggregate {
+/** The label of the load generator in Aggregate.cpu. */
+export const GENERATOR = 'wrk'
+/** wrk runs one thread: at this share of a core it is the bottleneck, whatever the server does. */
+const GENERATOR_SATURATED = 0.9
+
+/** Latency percentiles (nearest rank, as scripts/lib/stats.ts) of a histogram of µs, in ms. */
+export function histogramStats(h: Map<number, number>): {
+  count: number
+  mean: number
+  p50: number
+  p90: number
+  p99: number
+  max: number
+} {
+  const values = [...h.keys()].sort((a, b) => a - b)
+  let count = 0
+  let sum = 0
+  for (const v of values) {
+    const n = h.get(v) as number
+    count += n
+    sum += v * n
+  }
+  const at = (p: number) => {
+    if (count === 0) return Number.NaN
+    const rank = Math.min(count, Math.max(1, Math.ceil((p / 100) * count)))
+    let seen = 0
+    for (const v of values) {
+      seen += h.get(v) as number
+      if (seen >= rank) return v / 1000
+    }
+    return (values[values.length - 1] as number) / 1000
+  }
+  return { count, mean: count === 0 ? Number.NaN : sum / count / 1000, p50: at(50), p90: at(90), p99: at(99), max: at(100) }
+}
+
+export function mergeHistograms(hs: Iterable<Map<number, number>>): Map<number, number> {
+  const all = new Map<number, number>()
+  for (const h of hs) for (const [v, n] of h) all.set(v, (all.get(v) ?? 0) + n)
+  return all
+}
+
+function aggregate(
+  name: string,
+  segments: Segment[],
+  redis: Map<string, number> | undefined,
+  cpuSeconds: Map<string, number>,
+  server: string | undefined,
+): Aggregate {
   const responses = segments.reduce((s, x) => s + x.responses, 0)
   const seconds = segments.reduce((s, x) => s + x.seconds, 0)
-  const all = new Float64Array(responses)
-  let o = 0
-  for (const s of segments) for (const v of s.latencies) all[o++] = v
-  all.sort()
+  const wallSeconds = segments.reduce((s, x) => s + x.wallSeconds, 0)
+  const generator = segments.reduce((s, x) => s + x.generatorCpuSeconds, 0)
   const statuses: Record<string, number> = {}
   for (const s of segments) for (const [k, v] of Object.entries(s.statuses)) statuses[k] = (statuses[k] ?? 0) + v
-  let sum = 0
-  for (const v of all) sum += v
+  const { mean, p50, p90, p99, max } = histogramStats(mergeHistograms(segments.map((s) => s.histogram)))
+  const cpu: Aggregate['cpu'] = {
+    [GENERATOR]: { cores: generator / seconds, usPerRequest: (generator * 1e6) / responses },
+  }
+  for (const [k, v] of cpuSeconds) cpu[k] = { cores: v / wallSeconds, usPerRequest: (v * 1e6) / responses }
+  const gen = cpu[GENERATOR]?.cores ?? 0
+  const srv = server === undefined ? undefined : cpu[server]?.cores
   return {
     name,
     responses,
@@ -298,16 +505,12 @@ function aggregate(name: string, segments: Segment[], redis: Map<string, number>
     non2xx: segments.reduce((s, x) => s + x.non2xx, 0),
     errors: segments.reduce((s, x) => s + x.errors, 0),
     statuses,
-    latencyMs: {
-      mean: sum / all.length,
-      p50: percentile(all, 50),
-      p90: percentile(all, 90),
-      p99: percentile(all, 99),
-      max: all.length > 0 ? (all[all.length - 1] as number) : Number.NaN,
-    },
+    latencyMs: { mean, p50, p90, p99, max },
     segmentRps: segments.map((s) => s.responses / s.seconds),
     redis,
-    cpu: Object.fromEntries([...cpuSeconds].map(([k, v]) => [k, { cores: v / seconds, usPerRequest: (v * 1e6) / responses }])),
+    cpu,
+    server,
+    generatorBound: gen >= GENERATOR_SATURATED || (srv !== undefined && gen >= srv),
   }
 }
 
@@ -345,14 +548,83 @@ export async function compare(
     segments.get(t.name)?.push(seg)
   }
   return new Map(
-    targets.map((t) => [t.name, aggregate(t.name, segments.get(t.name) ?? [], deltas.get(t.name), cpu.get(t.name) ?? new Map())]),
+    targets.map((t) => [
+      t.name,
+      aggregate(t.name, segments.get(t.name) ?? [], deltas.get(t.name), cpu.get(t.name) ?? new Map(), Object.keys(t.pids ?? {})[0]),
+    ]),
   )
+}
+
+/** One burst (runBurst) with the CPU of the target's processes over it. */
+export async function burst(target: Target, connections: number): Promise<Aggregate> {
+  const cpuBefore = cpuTimes(target.pids ?? {})
+  const seg = await runBurst(target, connections)
+  const cpuAfter = cpuTimes(target.pids ?? {})
+  const cpu = new Map<string, number>()
+  for (const [k, v] of cpuAfter) cpu.set(k, v - (cpuBefore.get(k) ?? 0))
+  return aggregate(target.name, [seg], undefined, cpu, Object.keys(target.pids ?? {})[0])
+}
+
+/** The processes this one started, and theirs (Linux /proc), by pid. */
+function descendants(): number[] {
+  const children = new Map<number, number[]>()
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)])
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const out: number[] = []
+  const todo = [process.pid]
+  while (todo.length > 0) {
+    for (const c of children.get(todo.pop() as number) ?? []) {
+      out.push(c)
+      todo.push(c)
+    }
+  }
+  return out
+}
+
+/**
+ * The pid of the process this one started (or one of theirs) that listens on a loopback TCP port:
+ * for servers started through a library (workerd under Miniflare), whose pid it does not give.
+ */
+export function pidListeningOn(port: number): number | undefined {
+  const inodes = new Set<string>()
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = ''
+    try {
+      text = readFileSync(table, 'utf8')
+    } catch {
+      continue
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/)
+      // local address "ADDR:PORT" in hex, state 0A = LISTEN, inode in field 10.
+      if (f.length > 9 && f[3] === '0A' && Number.parseInt((f[1] ?? '').split(':')[1] ?? '', 16) === port) inodes.add(f[9] as string)
+    }
+  }
+  for (const pid of descendants()) {
+    try {
+      for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+        const link = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))
+        if (link && inodes.has(link[1] as string)) return pid
+      }
+    } catch {
+      // Gone, or not ours to read.
+    }
+  }
+  return undefined
 }
 
 /** Linux USER_HZ: /proc/<pid>/stat counts CPU time in these ticks (100 on every common kernel). */
 const TICKS_PER_SECOND = 100
 
-/** CPU seconds (user + system) so far of the given processes, and of this one as "load generator". */
+/** CPU seconds (user + system) so far of the given processes. */
 function cpuTimes(pids: Record<string, number>): Map<string, number> {
   const out = new Map<string, number>()
   for (const [label, pid] of Object.entries(pids)) {
@@ -365,8 +637,6 @@ function cpuTimes(pids: Record<string, number>): Map<string, number> {
       // Not Linux, or the process is gone: no figure.
     }
   }
-  const self = process.cpuUsage()
-  out.set('load generator', (self.user + self.system) / 1e6)
   return out
 }
 
@@ -395,10 +665,19 @@ export function diffStats(before: Map<string, number>, after: Map<string, number
 
 export const SCRIPT_ENTRY_COMMANDS = new Set(['eval', 'evalsha', 'eval_ro', 'evalsha_ro', 'fcall', 'fcall_ro'])
 
+/**
+ * What an edge sends once a second, whatever its traffic (RoomDirectory.reload): HGETALL of the
+ * settings, and each room's watch, one pipeline (RedisQueueStore.watch: ZRANGEBYSCORE, HMGET, ZCARD,
+ * GET, ZMSCORE or ECHO when no visitor is asked after, ZRANGE). No request sends any of these.
+ */
+export const RELOAD_COMMANDS = new Set(['hgetall', 'zrangebyscore', 'hmget', 'zcard', 'get', 'zmscore', 'echo', 'zrange'])
+/** The reload's commands that no Lua script of ours runs, so commandstats can tell them from a script's. */
+const RELOAD_ONLY = new Set(['hgetall', 'zmscore', 'echo'])
+
 export interface CommandCount {
   /** EVAL/EVALSHA/FCALL calls: one client round trip each, whatever the script runs inside. */
   scripts: number
-  /** HGETALL: the room directory's settings reload (once a second per edge process). */
+  /** HGETALL, ZMSCORE, ECHO: the room directory's reload (once a second per edge process; its other commands are among insideScripts). */
   settingsReload: number
   /** Any other command a client sent (neither run by our scripts nor the bench's own INFO). */
   plain: number
@@ -416,8 +695,9 @@ export interface CommandCount {
  * sent". We count instead:
  *   client commands = eval* + fcall* calls + every other command that none of our Lua scripts uses
  * where "commands our scripts use" is read from src/adapters/redis/lua/*.lua (redis.call('X', ...)).
- * INFO is left out: the bench itself sends it to take these snapshots. HGETALL is reported apart
- * (settingsReload). A plain command that our scripts also use (say a bare ZREM) would hide among the
+ * INFO is left out: the bench itself sends it to take these snapshots. The once-a-second reload's
+ * HGETALL, ZMSCORE and ECHO are reported apart (settingsReload); its other commands are also our
+ * scripts' and count among those. A plain command that our scripts also use (say a bare ZREM) would hide among the
  * script-internal ones; the MONITOR sample (monitorSample) counts by connection and catches that case.
  */
 export function classify(delta: Map<string, number>, scriptCommands: Set<string>): CommandCount {
@@ -425,7 +705,7 @@ export function classify(delta: Map<string, number>, scriptCommands: Set<string>
   for (const [cmd, n] of delta) {
     if (SCRIPT_ENTRY_COMMANDS.has(cmd)) c.scripts += n
     else if (cmd === 'info') continue
-    else if (cmd === 'hgetall') c.settingsReload += n
+    else if (RELOAD_ONLY.has(cmd)) c.settingsReload += n
     else if (scriptCommands.has(cmd)) c.insideScripts += n
     else c.plain += n
   }

@@ -49,6 +49,10 @@ function summarise(file: string): void {
   const self = new Map<string, number>()
   const total = new Map<string, number>()
   const areas = new Map<string, number>()
+  // Each sample charged to the innermost function of ours (src/) on its stack, with everything it
+  // called (node:crypto, ioredis, JSON, ...); a sample with none of ours to the innermost package, or
+  // else to what Node itself was doing (the HTTP server, streams, timers, the garbage collector).
+  const ours = new Map<string, number>()
   let all = 0
   let idle = 0
   p.samples.forEach((id, i) => {
@@ -59,6 +63,16 @@ function summarise(file: string): void {
     if (node.callFrame.functionName === '(idle)') idle += dt
     self.set(key(node), (self.get(key(node)) ?? 0) + dt)
     areas.set(area(node), (areas.get(area(node)) ?? 0) + dt)
+    let charged: string | undefined
+    let pkg: string | undefined
+    for (let n: ProfileNode | undefined = node; n !== undefined && charged === undefined; n = byId.get(parent.get(n.id) ?? -1)) {
+      const w = where(n.callFrame.url)
+      if (w.startsWith('src/')) charged = `${n.callFrame.functionName || '(anonymous)'}  ${w}`
+      else if (pkg === undefined && n.callFrame.url !== '' && !w.startsWith('node:')) pkg = `(${w})`
+    }
+    const fallback = node.callFrame.functionName.startsWith('(') ? node.callFrame.functionName : 'node:internal and native'
+    const to = charged ?? pkg ?? fallback
+    ours.set(to, (ours.get(to) ?? 0) + dt)
     const seen = new Set<string>()
     for (let n: ProfileNode | undefined = node; n !== undefined; n = byId.get(parent.get(n.id) ?? -1)) {
       const k = key(n)
@@ -81,6 +95,8 @@ function summarise(file: string): void {
   for (const [k, v] of top(areas, 20)) process.stdout.write(`  ${pct(v)}  ${k}\n`)
   process.stdout.write('\nself time by function:\n')
   for (const [k, v] of top(self, 30)) process.stdout.write(`  ${pct(v)}  ${k}\n`)
+  process.stdout.write('\ntime by the innermost function of ours (src/) with what it called, else by package, else Node:\n')
+  for (const [k, v] of top(ours, 30)) process.stdout.write(`  ${pct(v)}  ${k}\n`)
   process.stdout.write('\ninclusive time by function (src/ only):\n')
   for (const [k, v] of top(new Map([...total].filter(([k]) => k.includes(' src/'))), 25)) process.stdout.write(`  ${pct(v)}  ${k}\n`)
 }

@@ -7,8 +7,12 @@
 //   6 claims.ts        7 crowd.ts      8 worker.ts       9 pow.ts         10 gate-repairs.ts
 // 1 to 5 share one redis-server and one origin (started here); 6, 7 and 10 one PostgreSQL server and a
 // redis-server for the claim gate (bench/postgres.ts); 8 starts its own; 9 runs in this process. Every server under test runs in its own child process
-// (`node --import tsx ...`) on 127.0.0.1 and a free port; the load generator (autocannon, as a library)
-// runs here. Everything started is stopped by pid, also on error.
+// (`node --import tsx ...`) on 127.0.0.1 and a free port; the load generator is wrk (one thread, 50
+// connections, bench/wrk.lua; bench/lib.ts), a C program that costs less per request than any server
+// it loads here, so that every baseline is bound by its server. Every row under load shows the cores
+// wrk and the server under test were busy, and a row where wrk was the busier is flagged (and its
+// target counts as missed). Everything started is stopped by pid, also on error. (6, 7 and 10 load the
+// booking origin in this process, without HTTP.)
 //
 // Environment (all optional): BENCH_SEGMENT_SECONDS (5; every target is measured in two segments),
 // BENCH_WARMUP_SECONDS (2), BENCH_PROFILE=1 (run every server under `node --cpu-prof`, profiles in
@@ -20,7 +24,7 @@ import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { type RedisServer, startRedis } from '../scripts/lib/redis-server.js'
 import { type EdgeBench, startServer } from './edge.js'
-import { type Aggregate, CONNECTIONS, log, ROOT, type Row, SETTINGS, stopAllChildren } from './lib.js'
+import { type Aggregate, CONNECTIONS, GENERATOR, log, ROOT, type Row, requireWrk, SETTINGS, stopAllChildren } from './lib.js'
 import { measureAdmitted } from './measure/admitted.js'
 import { measureClaims } from './measure/claims.js'
 import { measureCrowd } from './measure/crowd.js'
@@ -40,6 +44,7 @@ let redisServer: RedisServer | undefined
 
 /** Measurements 1 to 5, on one redis-server and one origin. */
 async function measureEdges(rows: Row[], notes: string[], warnings: string[], results: Record<string, unknown>): Promise<void> {
+  requireWrk()
   if (spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).error) {
     throw new Error('redis-server is not on the PATH. Install it (Debian: apt-get install -y redis-server; `npm test` does this as root).')
   }
@@ -72,12 +77,13 @@ async function measureEdges(rows: Row[], notes: string[], warnings: string[], re
         warnings.push(`${a.name}: ${a.non2xx} non-2xx responses and ${a.errors} errors (statuses ${JSON.stringify(a.statuses)})`)
       }
     }
-    notes.push(...calls.notes, ...memory.notes, cpuNote(runs))
+    notes.push(...admitted.notes, ...calls.notes, ...memory.notes, cpuNote(runs))
     const summary = (a: Aggregate) => ({ ...a, redis: a.redis ? Object.fromEntries(a.redis) : undefined })
     Object.assign(results, {
       commandstatsExperiment: calls.results.commandstatsExperiment,
       machine: { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model, redis: redisVersion },
       settings: {
+        generator: `${wrkVersion()} -t1 -c${CONNECTIONS}, bench/wrk.lua`,
         connections: CONNECTIONS,
         segmentSeconds: SETTINGS.segmentSeconds,
         segmentsPerTarget: 2,
@@ -98,20 +104,33 @@ async function measureEdges(rows: Row[], notes: string[], warnings: string[], re
   }
 }
 
+function wrkVersion(): string {
+  const out = spawnSync('wrk', ['-v'], { encoding: 'utf8' })
+  return /wrk\s+(\S+)/.exec(`${out.stdout}${out.stderr}`)?.[0] ?? 'wrk'
+}
+
 function cpuNote(runs: Aggregate[]): string {
-  return `CPU per run (cores busy; µs per response), on ${cpus().length} cores:\n${runs
+  return `CPU per run (cores busy; µs per response; ${GENERATOR} is the load generator), on ${cpus().length} cores:\n${runs
     .map(
       (a) =>
         `  ${a.name.padEnd(30)} ${Object.entries(a.cpu)
-          .map(([k, v]) => `${k} ${v.cores.toFixed(2)} (${v.usPerRequest.toFixed(0)} µs)`)
-          .join(', ')}`,
+          .map(([k, v]) => `${k} ${v.cores.toFixed(2)} (${v.usPerRequest.toFixed(1)} µs)`)
+          .join(', ')}${a.generatorBound ? '  GENERATOR-BOUND' : ''}`,
     )
     .join('\n')}`
 }
 
 function printTable(rows: Row[]): void {
-  const head = ['measurement', 'value', 'baseline', 'ratio', 'target', 'met']
-  const cells = rows.map((r) => [r.measurement, r.value, r.baseline, r.ratio, r.target, r.met === null ? '' : r.met ? 'yes' : 'NO'])
+  const head = ['measurement', 'value', 'baseline', 'ratio', 'target', 'met', `cores busy: ${GENERATOR} and server (value | baseline)`]
+  const cells = rows.map((r) => [
+    r.measurement,
+    r.value,
+    r.baseline,
+    r.ratio,
+    r.target,
+    r.met === null ? '' : r.met ? 'yes' : 'NO',
+    r.cpu ?? '',
+  ])
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] as string).length)))
   const line = (c: string[]) => c.map((v, i) => (i === 0 ? v.padEnd(widths[i] as number) : v.padStart(widths[i] as number))).join('  ')
   const out = [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.map(line)]
@@ -149,6 +168,8 @@ async function main(): Promise<number> {
   notes.push(...pow.notes)
   Object.assign(results, pow.results)
 
+  for (const r of rows)
+    if (r.generatorBound) warnings.push(`${r.measurement}: the load generator was the bottleneck (${r.cpu}); the ratio is not the server's`)
   printTable(rows)
   for (const n of notes) process.stdout.write(`\nnote: ${n}`)
   for (const w of warnings) process.stdout.write(`\nWARNING: ${w}`)

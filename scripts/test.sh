@@ -5,6 +5,7 @@
 # postgres user when root) on free loopback ports and stop them afterwards; the
 # browser test drives Debian's chromium (never a downloaded browser) through playwright-core; the path
 # tests put Debian's nginx (nginx-light) and Python's http.server behind the edge as real origins.
+# wrk is the load generator of `npm run bench`, provisioned here with the rest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +16,7 @@ command -v redis-sentinel >/dev/null 2>&1 || need_apt+=(redis-sentinel)
 compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need_apt+=(postgresql)
 [ -x /usr/sbin/nginx ] || need_apt+=(nginx-light)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+command -v wrk >/dev/null 2>&1 || need_apt+=(wrk)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "test: installing ${need_apt[*]} with apt-get"

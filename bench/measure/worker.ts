@@ -15,7 +15,19 @@ import { buildWorker, startWorker, type WorkerInstance } from '../../scripts/lib
 import { roomKeys } from '../../src/adapters/redis/keys.js'
 import { generateSigningJwk } from '../../src/core/admission-token.js'
 import { openRoom } from '../edge.js'
-import { type Aggregate, compare, fmtRps, log, type Measured, ROOT, type Row, ratioRow, runLoad, type Target } from '../lib.js'
+import {
+  type Aggregate,
+  compare,
+  fmtRps,
+  log,
+  type Measured,
+  pidListeningOn,
+  ROOT,
+  type Row,
+  ratioRow,
+  runLoad,
+  type Target,
+} from '../lib.js'
 import { BENCH_SECRET, DAY_MS, holdTheSlot, queueCookies, visitorIds } from '../line.js'
 
 const TARGET = { op: '>=', value: 0.5 } as const
@@ -83,12 +95,18 @@ export async function measureWorker(): Promise<Measured> {
       visitors.map((_, i) => now - VISITORS + i),
       now + DAY_MS,
     )
+    // Each Miniflare instance runs its own workerd: the server whose CPU is read, found by its port.
+    const workerd = (w: WorkerInstance): Record<string, number> => {
+      const pid = pidListeningOn(Number(new URL(w.url).port))
+      return pid === undefined ? {} : { workerd: pid, redis: redisServer.pid }
+    }
     const target = (name: string, w: WorkerInstance, countRedis = false): Target => ({
       name,
       url: `${w.url}/`,
       headers: { accept: 'application/json' },
       cookies,
       countRedis,
+      pids: workerd(w),
     })
     const helloT = target('hello Worker', hello)
     const relayT = target('edge Worker poll, StoreRelay', relay, true)
@@ -120,8 +138,14 @@ export async function measureWorker(): Promise<Measured> {
       latencyMs: { hello: h.latencyMs, relay: r.latencyMs, perCall: p.latencyMs },
     }
     rows.push(
-      ratioRow('worker_poll_relay_vs_hello', '8. Worker: queued poll, StoreRelay (chosen)', r.rps, h.rps, 'hello Worker', fmtRps, TARGET),
-      ratioRow('worker_poll_per_call_vs_hello', '8. Worker: queued poll, client per call', p.rps, h.rps, 'hello Worker', fmtRps, 'info'),
+      ratioRow('worker_poll_relay_vs_hello', '8. Worker: queued poll, StoreRelay (chosen)', r.rps, h.rps, 'hello Worker', fmtRps, TARGET, {
+        value: r,
+        baseline: h,
+      }),
+      ratioRow('worker_poll_per_call_vs_hello', '8. Worker: queued poll, client per call', p.rps, h.rps, 'hello Worker', fmtRps, 'info', {
+        value: p,
+        baseline: h,
+      }),
       {
         id: 'worker_redis_calls_per_poll',
         measurement: '8. Worker: Redis script calls per poll, StoreRelay (batched)',

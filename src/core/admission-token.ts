@@ -1,6 +1,8 @@
 // The admission token: an ES256 JWT that says "this visitor may use the origin until exp".
 // Origins verify it with nothing but the public JWKS; the edge verifies its own cookie with a cache,
-// so an admitted visitor's request costs one Map lookup, not an ECDSA verification.
+// so an admitted visitor's request costs one Map lookup, not an ECDSA verification. A token this edge
+// signed is known without verifying it: its first request (a moment after the admission, in a burst
+// of them) costs a lookup too. A token from another edge is verified once.
 import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK, type JWTPayload, jwtVerify, SignJWT } from 'jose'
 import { AnteroomError } from './errors.js'
 
@@ -70,6 +72,8 @@ export interface AdmissionTokenOptions {
   audience: string
   /** How many verified tokens the edge remembers. */
   cacheSize?: number
+  /** How many of the tokens it signed the edge remembers until their first use (the newest ones). */
+  signedCacheSize?: number
 }
 
 export class AdmissionTokens {
@@ -77,11 +81,15 @@ export class AdmissionTokens {
   private readonly byKid: Map<string, SigningKey>
   private readonly cache = new Map<string, AdmissionClaims>()
   private readonly cacheSize: number
+  /** Tokens this edge signed and nobody has brought back yet, by the token itself, oldest first. */
+  private readonly signed = new Map<string, AdmissionClaims>()
+  private readonly signedCacheSize: number
 
   constructor(private readonly options: AdmissionTokenOptions) {
     this.keys = options.keys
     this.byKid = new Map(options.keys.map((k) => [k.kid, k]))
     this.cacheSize = options.cacheSize ?? 100_000
+    this.signedCacheSize = options.signedCacheSize ?? 10_000
   }
 
   jwks(): { keys: JWK[] } {
@@ -90,15 +98,24 @@ export class AdmissionTokens {
 
   async sign(claims: Omit<AdmissionClaims, 'iat'>, nowMs: number): Promise<string> {
     const key = this.keys[0] as SigningKey
-    return new SignJWT(claims.open ? { room: claims.room, arr: claims.arr, open: true } : { room: claims.room, arr: claims.arr })
+    const iat = Math.floor(nowMs / 1000)
+    const token = await new SignJWT(
+      claims.open ? { room: claims.room, arr: claims.arr, open: true } : { room: claims.room, arr: claims.arr },
+    )
       .setProtectedHeader({ alg: ADMISSION_ALG, kid: key.kid, typ: 'JWT' })
       .setIssuer(this.options.issuer)
       .setAudience(this.options.audience)
       .setSubject(claims.sub)
       .setJti(claims.jti)
-      .setIssuedAt(Math.floor(nowMs / 1000))
+      .setIssuedAt(iat)
       .setExpirationTime(claims.exp)
       .sign(key.privateKey)
+    // What verify() would read from it: this edge made it, from these claims, with its own key.
+    const known: AdmissionClaims = { sub: claims.sub, jti: claims.jti, room: claims.room, arr: claims.arr, iat, exp: claims.exp }
+    if (claims.open) known.open = true
+    if (this.signed.size >= this.signedCacheSize) this.signed.delete(this.signed.keys().next().value as string)
+    this.signed.set(token, known)
+    return token
   }
 
   /**
@@ -108,7 +125,15 @@ export class AdmissionTokens {
   async verify(token: string | undefined, room: string, nowMs: number): Promise<AdmissionClaims | undefined> {
     if (token === undefined || token.length > 2048) return undefined
     const nowSec = Math.floor(nowMs / 1000)
-    const cached = this.cache.get(token)
+    let cached = this.cache.get(token)
+    if (cached === undefined) {
+      // Signed here: no signature to check. From now on it is an ordinary known token.
+      cached = this.signed.get(token)
+      if (cached !== undefined) {
+        this.signed.delete(token)
+        this.remember(token, cached)
+      }
+    }
     if (cached !== undefined) {
       if (cached.room === room && cached.exp > nowSec) return cached
       if (cached.exp <= nowSec) this.cache.delete(token)
@@ -137,9 +162,13 @@ export class AdmissionTokens {
     }
     const claims = toClaims(payload)
     if (claims === undefined || claims.room !== room) return undefined
+    this.remember(token, claims)
+    return claims
+  }
+
+  private remember(token: string, claims: AdmissionClaims): void {
     if (this.cache.size >= this.cacheSize) this.cache.clear()
     this.cache.set(token, claims)
-    return claims
   }
 }
 

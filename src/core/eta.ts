@@ -557,30 +557,48 @@ export function estimateWait(f: LineForecast, poll: QueuedPoll, polls = true): W
   const arrived = since === undefined ? 0 : (waiting + since - f.waiting) / Math.max(500, now - f.at)
   const newcomers = Math.max(0, f.pollRate / 1000 - waiting / f.refreshMs, arrived)
   const short = shortLineMs(position, waiting, newcomers, f)
-  const wait = (s: Schedule, dropRate: number, extra: number): number | null => {
-    const done = since ?? Math.min(f.waiting, grantsBy(s, now))
-    let at = timeOf(s, done + position)
-    if (at === null) return null
-    let ahead = position
-    if (dropRate > 0 && at > now) {
-      // The line ahead shrinks by grants and by drops: x' = -rate - dropRate·x.
-      const x = (dropRate * (at - now)) / 1000
-      ahead = (position * Math.log1p(x)) / x
-      at = timeOf(s, done + ahead) as number
-    }
-    return Math.max(at, now + Math.max(0, ahead - credit) * f.intervalMs) + extra - now
-  }
-  const point = wait(f.point, f.dropRate, short)
+  const point = waitOn(f.point, f.dropRate, short, f, since, position, now, credit)
   if (point === null) return null
-  const low = wait(f.low, 2 * f.dropRate, 0) ?? point
-  const high = wait(f.high, 0, short) ?? Number.POSITIVE_INFINITY
+  const low = waitOn(f.low, 2 * f.dropRate, 0, f, since, position, now, credit) ?? point
+  const high = waitOn(f.high, 0, short, f, since, position, now, credit) ?? Number.POSITIVE_INFINITY
   const next = nextPollMs(poll.arrival, now, f.refreshMs)
-  const seconds = (ms: number) =>
-    polls ? Math.max(1, Math.round(onPoll(ms, next, f.refreshMs) / 1000)) : Math.max(1, Math.ceil(ms / 1000 - 1e-9))
-  const s = seconds(point)
+  const s = waitSeconds(point, polls, next, f.refreshMs)
   // The range: the two ends of the forecast, a poll of slack either way (a visitor's timer drifts, and
   // a grant near one of their polls may fall either side of it), and at least a fifth either way.
   const slack = polls ? f.refreshMs : 0
-  const hi = Number.isFinite(high) ? seconds(high + slack) : s
-  return { seconds: s, low: Math.min(Math.floor(0.8 * s), seconds(low - slack)), high: Math.max(Math.ceil(1.2 * s), hi) }
+  const hi = Number.isFinite(high) ? waitSeconds(high + slack, polls, next, f.refreshMs) : s
+  return {
+    seconds: s,
+    low: Math.min(Math.floor(0.8 * s), waitSeconds(low - slack, polls, next, f.refreshMs)),
+    high: Math.max(Math.ceil(1.2 * s), hi),
+  }
+}
+
+/** estimateWait's wait (ms) on one schedule, `extra` added; null if the grant never comes. Module-level: no closure per poll. */
+function waitOn(
+  s: Schedule,
+  dropRate: number,
+  extra: number,
+  f: LineForecast,
+  since: number | undefined,
+  position: number,
+  now: number,
+  credit: number,
+): number | null {
+  const done = since ?? Math.min(f.waiting, grantsBy(s, now))
+  let at = timeOf(s, done + position)
+  if (at === null) return null
+  let ahead = position
+  if (dropRate > 0 && at > now) {
+    // The line ahead shrinks by grants and by drops: x' = -rate - dropRate·x.
+    const x = (dropRate * (at - now)) / 1000
+    ahead = (position * Math.log1p(x)) / x
+    at = timeOf(s, done + ahead) as number
+  }
+  return Math.max(at, now + Math.max(0, ahead - credit) * f.intervalMs) + extra - now
+}
+
+/** A wait in whole seconds: to the visitor's poll at or after it (`polls`), else rounded up. */
+function waitSeconds(ms: number, polls: boolean, next: number, refreshMs: number): number {
+  return polls ? Math.max(1, Math.round(onPoll(ms, next, refreshMs) / 1000)) : Math.max(1, Math.ceil(ms / 1000 - 1e-9))
 }

@@ -18,8 +18,13 @@ function prefixMatches(prefix: string, path: string): boolean {
  * name are served: every host reaches the same origin, so an unknown Host must not bypass a room.
  */
 export function hostServed(rooms: readonly RoomSettings[], host: string): boolean {
-  const named = rooms.filter((r) => r.hosts.length > 0)
-  return named.length === 0 || named.some((r) => r.hosts.includes(host))
+  let named = false
+  for (const r of rooms) {
+    if (r.hosts.length === 0) continue
+    if (r.hosts.includes(host)) return true
+    named = true
+  }
+  return !named
 }
 
 /** The room protecting host+path (both canonical), preferring the most specific match. */

@@ -39,8 +39,9 @@ export async function signAdmission(
 export async function checkAdmission(edge: EdgeContext, room: RoomSettings, req: Incoming): Promise<AdmissionCheck> {
   const now = edge.now()
   const token = readCookie(req.cookie, admissionCookieName(room.id))
+  if (token === undefined) return undefined
   const claims = await edge.deps.admissionTokens.verify(token, room.id, now)
-  if (claims === undefined || token === undefined) return undefined
+  if (claims === undefined) return undefined
   if (edge.deps.rooms.sessionEnded(room.id, claims.sub, claims.iat * 1000)) {
     edge.log('session_ended', { room: room.id })
     return { ended: claims.sub }

@@ -43,9 +43,7 @@ export interface CookieOptions {
 }
 
 export function serializeCookie(name: string, value: string, o: CookieOptions): string {
-  const parts = [`${name}=${value}`, 'Path=/', `Max-Age=${Math.max(0, Math.floor(o.maxAgeSeconds))}`, 'HttpOnly', 'SameSite=Lax']
-  if (o.secure) parts.push('Secure')
-  return parts.join('; ')
+  return `${name}=${value}; Path=/; Max-Age=${Math.max(0, Math.floor(o.maxAgeSeconds))}; HttpOnly; SameSite=Lax${o.secure ? '; Secure' : ''}`
 }
 
 export const COOKIE_PREFIX = 'anteroom_'

@@ -115,6 +115,7 @@ function cdnCacheHeader(name: string): boolean {
  */
 export function privateCacheControl(origin: string | undefined, setsOurCookie: boolean): string {
   if (setsOurCookie) return 'private, no-store'
+  if (origin === undefined || origin === '') return 'private'
   const kept = (origin ?? '')
     .split(',')
     .map((d) => d.trim())

@@ -8,7 +8,7 @@ import type { OriginResponse } from '../ports/origin.js'
 import type { Admitted } from './admission.js'
 import { limitedBody } from './body.js'
 import type { EdgeContext } from './edge-context.js'
-import { requestHeadersForOrigin, responseHeadersForVisitor } from './forward-headers.js'
+import { COMMAND_HEADER, requestHeadersForOrigin, responseHeadersForVisitor } from './forward-headers.js'
 import { carryOutCommands } from './origin-command.js'
 import type { Incoming } from './request.js'
 import { edgeError } from './responses.js'
@@ -49,6 +49,10 @@ export async function forward(
   if (res.status < 200 || res.status > 599) {
     return edgeError(edge, c, new AnteroomError('ERR_ORIGIN_UNREACHABLE', `The origin answered with status ${res.status}`))
   }
-  const cookies = await carryOutCommands(edge, res.headers, room, admitted, req.secure)
+  // Most responses carry no command: their cookies are the admission's (carryOutCommands answers the same).
+  const cookies =
+    res.headers[COMMAND_HEADER] === undefined
+      ? (admitted?.cookies ?? [])
+      : await carryOutCommands(edge, res.headers, room, admitted, req.secure)
   return new Response(res.body, { status: res.status, headers: responseHeadersForVisitor(res.headers, cookies, room !== undefined) })
 }

@@ -11,6 +11,20 @@ import { type Incoming, wantsJson } from './request.js'
 
 export const NO_STORE = 'no-store'
 
+/** The queue page's Content-Security-Policy (its one script by hash), worked out once per edge. */
+const policies = new WeakMap<EdgeContext, Promise<string>>()
+function queuePagePolicy(edge: EdgeContext): Promise<string> {
+  let policy = policies.get(edge)
+  if (policy === undefined) {
+    policy = edge.scriptHash.then(
+      (hash) =>
+        `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${hash}'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`,
+    )
+    policies.set(edge, policy)
+  }
+  return policy
+}
+
 /** A visitor who waits: the queue page, or the status as JSON. A wait sets at most one cookie (their queue token). */
 export async function waitResponse(
   edge: EdgeContext,
@@ -28,8 +42,7 @@ export async function waitResponse(
     return new Response(JSON.stringify(status), { status: wait.httpStatus, headers })
   }
   headers['content-type'] = 'text/html; charset=utf-8'
-  headers['content-security-policy'] =
-    `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${await edge.scriptHash}'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`
+  headers['content-security-policy'] = await queuePagePolicy(edge)
   headers['x-content-type-options'] = 'nosniff'
   headers['referrer-policy'] = 'no-referrer'
   // The page's script polls by itself where it runs (it sets JS_COOKIE); elsewhere the Refresh header does.

@@ -47,6 +47,11 @@ interface Watched {
   active: number
 }
 
+/** The settings a forecast depends on. */
+function forecastKey(room: RoomSettings): string {
+  return `${room.totalActiveUsers}|${room.newUsersPerMinute}|${room.sessionDurationSeconds}|${room.refreshSeconds}`
+}
+
 export class RoomDirectory {
   private current: readonly RoomSettings[]
   private loadedAt = Number.NEGATIVE_INFINITY
@@ -55,7 +60,10 @@ export class RoomDirectory {
   private readonly watched = new Map<string, Watched>()
   /** Per room: the looks at its line so far, and the forecast from the last one (for the settings it was made with). */
   private readonly lines = new Map<string, LineObservation>()
-  private readonly forecasts = new Map<string, { line: LineObservation | undefined; limits: string; forecast: LineForecast }>()
+  private readonly forecasts = new Map<
+    string,
+    { line: LineObservation | undefined; room: RoomSettings; limits: string; forecast: LineForecast }
+  >()
   /** The store's clock less this edge's, as the last poll showed it: looks are timed on the store's clock. */
   private storeOffset = 0
   private readonly tasks: (() => Promise<void>)[] = []
@@ -141,7 +149,9 @@ export class RoomDirectory {
    */
   noteLife(room: string, mark: LifeMark): void {
     const w = this.watch(room)
-    w.life = w.life === undefined || w.life.epoch !== mark.epoch ? { ...mark } : { ...w.life, seq: Math.max(w.life.seq, mark.seq) }
+    // The directory's own copy (never the caller's object): a new one for a new life, else the seq moves on.
+    if (w.life === undefined || w.life.epoch !== mark.epoch) w.life = { ...mark }
+    else if (mark.seq > w.life.seq) w.life.seq = mark.seq
   }
 
   private watch(room: string): Watched {
@@ -162,10 +172,11 @@ export class RoomDirectory {
     const storeNow = poll.now
     this.storeOffset = storeNow - this.now()
     const line = this.lines.get(room.id)
-    const limits = `${room.totalActiveUsers}|${room.newUsersPerMinute}|${room.sessionDurationSeconds}|${room.refreshSeconds}`
     let cached = this.forecasts.get(room.id)
-    if (cached === undefined || cached.line !== line || cached.limits !== limits) {
-      cached = { line, limits, forecast: forecastLine(line?.snapshot ?? emptySnapshot(storeNow), room) }
+    // The same settings object has the same limits: the key is only worked out when the room was reloaded.
+    if (cached !== undefined && cached.line === line && cached.room !== room && cached.limits === forecastKey(room)) cached.room = room
+    if (cached === undefined || cached.line !== line || cached.room !== room) {
+      cached = { line, room, limits: forecastKey(room), forecast: forecastLine(line?.snapshot ?? emptySnapshot(storeNow), room) }
       this.forecasts.set(room.id, cached)
     }
     return estimateWait(cached.forecast, poll, polls)

@@ -5,7 +5,7 @@ import { isAnteroomError } from '../core/errors.js'
 import type { QueuedPoll } from '../core/eta.js'
 import type { ChallengeStatus } from '../core/pow.js'
 import { newVisitorId } from '../core/queue-token.js'
-import { type RoomSettings, type Schedule, schedulePhase } from '../core/settings.js'
+import { type AdmissionLimits, type RoomSettings, type Schedule, schedulePhase } from '../core/settings.js'
 import { pollLimits, type StockStop, stockStop } from '../core/stock.js'
 import { asksStore, decideVisit, type KeptPlace, NO_PLACE, type PollOutcome, type Verdict, type VisitorStatus } from '../core/visit.js'
 import { signAdmission } from './admission.js'
@@ -56,8 +56,7 @@ export async function visit(edge: EdgeContext, room: RoomSettings, req: Incoming
       : undefined
   const outcome: PollOutcome = asks ? await pollStore(edge, room, visitor, ticket, draw, stop) : { kind: 'not-asked' }
   // A queued visitor's wait comes from the edge's last look at the room (no store call).
-  const estimate = (poll: QueuedPoll) => edge.deps.rooms.estimate(room, poll)
-  const verdict = decideVisit(room, outcome, ticket?.arrival, now, estimate, stop)
+  const verdict = decideVisit(room, outcome, ticket?.arrival, now, (poll: QueuedPoll) => edge.deps.rooms.estimate(room, poll), stop)
   if (scheduled) await showDraw(edge, scheduled, visitor, outcome, verdict)
   return carryOut(edge, room, req, visitor, verdict)
 }
@@ -86,6 +85,17 @@ async function showDraw(
   }
 }
 
+/** A room's admission limits, worked out once per settings object (the directory makes new ones when settings change). */
+const roomLimits = new WeakMap<RoomSettings, AdmissionLimits>()
+/** The same while its stock stops admissions: a paused room, as by an admin's pause (core/stock.ts). */
+const stoppedLimits = new WeakMap<RoomSettings, AdmissionLimits>()
+function limitsOf(room: RoomSettings, stop: StockStop | undefined): AdmissionLimits {
+  const cache = stop === undefined ? roomLimits : stoppedLimits
+  let limits = cache.get(room)
+  if (limits === undefined) cache.set(room, (limits = Object.freeze(pollLimits(room, stop))))
+  return limits
+}
+
 /**
  * One store call: the visitor's place or turn; a store that does not answer is an outcome too. While
  * the room's stock stops admissions the rule is handed a paused room (pollLimits), as by an admin's pause.
@@ -105,7 +115,7 @@ async function pollStore(
       arrival: ticket?.arrival,
       tokenExpires: ticket?.expires,
       draw,
-      limits: pollLimits(room, stop),
+      limits: limitsOf(room, stop),
       now: edge.storeNow(),
       hint: edge.deps.rooms.hint(room.id),
     })

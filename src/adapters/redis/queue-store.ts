@@ -46,6 +46,14 @@ interface Batch {
 /** Runs fn after the current turn of the event loop: setImmediate on Node, a zero timer elsewhere. */
 const nextTurn: (fn: () => void) => void = typeof setImmediate === 'function' ? (fn) => setImmediate(fn) : (fn) => setTimeout(fn, 0)
 
+/** Limits as JSON, once per limits object (an edge hands the same one for a room until its settings change). */
+const limitsText = new WeakMap<object, string>()
+function limitsJson(limits: PollInput['limits']): string {
+  let text = limitsText.get(limits)
+  if (text === undefined) limitsText.set(limits, (text = JSON.stringify(limits)))
+  return text
+}
+
 export class RedisQueueStore implements QueueStore {
   private readonly batches = new Map<string, Batch>()
 
@@ -61,7 +69,7 @@ export class RedisQueueStore implements QueueStore {
    */
   poll(input: PollInput): Promise<PollResult> {
     // The limits go to Lua as JSON by name (lib/limits.lua); polls with the same limits share a call.
-    const limits = JSON.stringify(input.limits)
+    const limits = limitsJson(input.limits)
     const hint = JSON.stringify(input.hint ?? { active: 0 })
     const key = `${input.room}|${limits}|${hint}|${input.now ?? ''}`
     let batch = this.batches.get(key)
