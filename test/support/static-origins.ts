@@ -75,12 +75,17 @@ export interface StaticOrigin {
 const SENTINEL = 'anteroom-sentinel='
 let sentinels = 0
 
-/** Reads a JSON-lines log, parsing each line with parse; sentinel lines are dropped, and reported by the second value. */
+/**
+ * Reads a JSON-lines log, parsing each whole line with parse; sentinel lines are dropped, and reported
+ * by the second value.
+ */
 export async function readLog(file: string, parse: (line: string) => OriginHit): Promise<{ hits: OriginHit[]; sentinels: string[] }> {
   const text = await readFile(file, 'utf8').catch(() => '')
   const hits: OriginHit[] = []
   const seen: string[] = []
-  for (const line of text.split('\n')) {
+  // Only whole lines: the text after the last newline is a line the origin is still writing.
+  const lines = text.split('\n').slice(0, -1)
+  for (const line of lines) {
     if (line.trim() === '') continue
     const hit = parse(line)
     if (hit.target.includes(SENTINEL)) seen.push(hit.target)
