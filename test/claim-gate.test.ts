@@ -1,23 +1,16 @@
 // The ClaimGate contract on the memory gate and on Redis (a Cluster in redis-extras.test.ts), and the
 // gate's keys in Redis.
 import { Redis } from 'ioredis'
-import { afterAll, describe, expect, inject, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { MemoryClaimGate } from '../src/adapters/memory/claim-gate.js'
 import { RedisClaimGate } from '../src/adapters/redis/claim-gate.js'
 import { gateKeys } from '../src/adapters/redis/keys.js'
 import { luaScripts } from '../src/adapters/redis/scripts.js'
 import { claimGateContract } from './contract/claim-gate.js'
+import { redisClients } from './support/redis-clients.js'
 import { startRedis } from './support/redis-server.js'
 
-const clients: Redis[] = []
-afterAll(() => {
-  for (const c of clients) c.disconnect()
-})
-const redis = () => {
-  const client = new Redis(inject('redisUrl'))
-  clients.push(client)
-  return client
-}
+const redis = redisClients()
 
 claimGateContract('memory', async () => new MemoryClaimGate())
 claimGateContract('redis', async () => new RedisClaimGate(redis(), luaScripts()))

@@ -1,23 +1,15 @@
 // The DefenceStore contract on the memory store and on Redis (a Cluster in redis-extras.test.ts),
 // and the client network a join counts against (core/network.ts).
-import { Redis } from 'ioredis'
-import { afterAll, describe, expect, inject, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { MemoryDefenceStore } from '../src/adapters/memory/defence-store.js'
 import { RedisDefenceStore } from '../src/adapters/redis/defence-store.js'
 import { roomKeys } from '../src/adapters/redis/keys.js'
 import { luaScripts } from '../src/adapters/redis/scripts.js'
 import { networkOf } from '../src/core/network.js'
 import { defenceStoreContract } from './contract/defence-store.js'
+import { redisClients } from './support/redis-clients.js'
 
-const clients: Redis[] = []
-afterAll(() => {
-  for (const c of clients) c.disconnect()
-})
-const redis = () => {
-  const client = new Redis(inject('redisUrl'))
-  clients.push(client)
-  return client
-}
+const redis = redisClients()
 
 defenceStoreContract('memory', async () => new MemoryDefenceStore())
 defenceStoreContract('redis', async () => new RedisDefenceStore(redis(), luaScripts()))

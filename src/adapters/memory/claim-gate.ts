@@ -28,7 +28,9 @@ export class MemoryClaimGate implements ClaimGate {
 
   /** Gives back the units of holds whose time ran out (at most LAPSE_BATCH, earliest first). */
   private lapse(g: EventGate, now: number): void {
-    const lapsed = [...g.holds].filter(([, h]) => h.expiresAt <= now)
+    const lapsed: [string, GateHold][] = []
+    for (const entry of g.holds) if (entry[1].expiresAt <= now) lapsed.push(entry)
+    if (lapsed.length === 0) return
     lapsed.sort((a, b) => a[1].expiresAt - b[1].expiresAt || (a[0] < b[0] ? -1 : 1))
     for (const [id] of lapsed.slice(0, LAPSE_BATCH)) this.giveBack(g, id)
   }
