@@ -248,7 +248,7 @@ describe('the queue page in headless Chromium', () => {
     await recordCspViolations(page)
     const res = await page.goto(`${look.base}/look/seat/12`)
     expect(res?.status()).toBe(200)
-    expect(res?.headers()['content-security-policy']).toMatch(/script-src 'sha256-/)
+    expect(res?.headers()['content-security-policy']).toContain("script-src 'self'")
 
     expect(await text(page, '#position')).toBe('1,234')
     expect(await text(page, '#ahead')).toBe('1,233')

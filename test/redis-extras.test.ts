@@ -41,7 +41,7 @@ describe('Redis scripts', () => {
       gateRelease: 'e2bba874ecdc50aa6b2601d79c8fa333dd225563',
       gateSold: 'ebbf428d0d695787fc19ad54c1a47e1b782d3781',
       join: 'd1f1a2cfdbccd9c09ecdfcdef64dc6ee2d1d3d02',
-      poll: '9e599c87bbeaefb5af9bc529038367a894e4e845',
+      poll: '2fa7853f560e94664a1bc8822de1b8b10c9c1d53',
       refusals: '60be2fbd3aa7d4bd639e7cdc2f8e4261344a9228',
       renew: '2aac585df93c5d84c414e62daff2698c5269fe1b',
       sample: '7b1adff5a769e32f9f4b7a35e082e1b537d9ed00',

@@ -12,10 +12,11 @@ import { admittedStatus } from '../core/visit.js'
 import { checkAdmission, isAdmitted } from './admission.js'
 import { drawAnswer } from './draws.js'
 import { type EdgeContext, type EdgeDeps, edgeContext } from './edge-context.js'
+import { QUEUE_ASSETS } from './pages.js'
 import { challengeResponse, POW_WORKER_PATH, serveWorkerScript } from './pow.js'
 import { forward } from './proxy.js'
 import { readIncoming, wantsJson } from './request.js'
-import { admittedJson, edgeError, NO_STORE, waitResponse } from './responses.js'
+import { admittedJson, edgeError, NO_STORE, queueAsset, waitResponse } from './responses.js'
 import { visit } from './visit.js'
 
 export type { EdgeDeps } from './edge-context.js'
@@ -28,6 +29,8 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
   app.get('/_anteroom/status', (c) => serveStatus(edge, c))
   app.get('/_anteroom/draw', (c) => serveDraw(edge, c))
   app.get(POW_WORKER_PATH, serveWorkerScript)
+  app.get(QUEUE_ASSETS.css.path, (c) => queueAsset(QUEUE_ASSETS.css, c.req.query('v')))
+  app.get(QUEUE_ASSETS.js.path, (c) => queueAsset(QUEUE_ASSETS.js, c.req.query('v')))
   if (deps.admin) app.route('/_anteroom', deps.admin)
   app.all('/_anteroom/*', () => {
     throw new AnteroomError('ERR_NOT_FOUND', 'No such Anteroom endpoint')
@@ -61,7 +64,7 @@ async function serveStatus(edge: EdgeContext, c: Context): Promise<Response> {
   if (isAdmitted(check)) return c.json(admittedStatus(room))
   const answer = await visit(edge, room, req, check?.ended)
   if (answer.kind === 'challenge') return challengeResponse(edge, req, room, answer.status, true)
-  if (answer.kind === 'wait') return waitResponse(edge, req, room, answer, true)
+  if (answer.kind === 'wait') return waitResponse(req, room, answer, true)
   if (answer.kind === 'admit') {
     for (const cookie of answer.cookies) c.header('set-cookie', cookie, { append: true })
     return c.json(answer.status)
@@ -98,7 +101,7 @@ async function serveVisitor(edge: EdgeContext, c: Context): Promise<Response> {
   if (isAdmitted(check)) return forward(edge, c, req, room, check)
   const answer = await visit(edge, room, req, check?.ended)
   if (answer.kind === 'challenge') return challengeResponse(edge, req, room, answer.status, wantsJson(c))
-  if (answer.kind === 'wait') return waitResponse(edge, req, room, answer, wantsJson(c))
+  if (answer.kind === 'wait') return waitResponse(req, room, answer, wantsJson(c))
   if (answer.kind === 'admit' && wantsJson(c)) return admittedJson(answer.status, answer.cookies)
   return forward(edge, c, req, room, answer)
 }

@@ -9,7 +9,6 @@ import type { DefenceStore } from '../ports/defence-store.js'
 import type { Origin } from '../ports/origin.js'
 import type { QueueStore } from '../ports/queue-store.js'
 import type { Draws } from './draws.js'
-import { POLL_SCRIPT } from './pages.js'
 import { POW_PAGE_SCRIPT } from './pow.js'
 import type { Refusals } from './refusals.js'
 import type { RoomDirectory } from './room-directory.js'
@@ -57,8 +56,6 @@ export interface EdgeContext {
   storeNow(): number | undefined
   log: Log
   maxBodyBytes: number
-  /** The queue page script's hash, for its Content-Security-Policy. */
-  scriptHash: Promise<string>
   /** The challenge page script's hash (src/http/pow.ts). */
   powScriptHash: Promise<string>
   /** Sessions from before the store forgot a room that this edge has re-registered (by jti). */
@@ -89,7 +86,6 @@ export function edgeContext(deps: EdgeDeps): EdgeContext {
     storeNow: () => deps.clock?.now(),
     log: deps.log ?? (() => {}),
     maxBodyBytes: deps.maxBodyBytes ?? 1024 * 1024,
-    scriptHash: sha256Base64(POLL_SCRIPT),
     powScriptHash: sha256Base64(POW_PAGE_SCRIPT),
   }
 }

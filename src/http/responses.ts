@@ -6,33 +6,25 @@ import type { VisitorStatus } from '../core/visit.js'
 import { JS_COOKIE, readCookie } from './cookies.js'
 import type { EdgeContext } from './edge-context.js'
 import { renderError } from './errors.js'
-import { queuePage, refreshAfter } from './pages.js'
+import { type QUEUE_ASSETS, queuePage, refreshAfter } from './pages.js'
 import { type Incoming, wantsJson } from './request.js'
 
 export const NO_STORE = 'no-store'
 
-/** The queue page's Content-Security-Policy (its one script by hash), worked out once per edge. */
-const policies = new WeakMap<EdgeContext, Promise<string>>()
-function queuePagePolicy(edge: EdgeContext): Promise<string> {
-  let policy = policies.get(edge)
-  if (policy === undefined) {
-    policy = edge.scriptHash.then(
-      (hash) =>
-        `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${hash}'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`,
-    )
-    policies.set(edge, policy)
-  }
-  return policy
-}
+/**
+ * The queue page's Content-Security-Policy: its style sheet and script are the edge's own files
+ * (QUEUE_ASSETS), and it runs nothing inline.
+ */
+const QUEUE_PAGE_POLICY =
+  "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 /** A visitor who waits: the queue page, or the status as JSON. A wait sets at most one cookie (their queue token). */
-export async function waitResponse(
-  edge: EdgeContext,
+export function waitResponse(
   req: Incoming,
   room: RoomSettings,
   wait: { status: VisitorStatus; httpStatus: number; cookies: string[] },
   json: boolean,
-): Promise<Response> {
+): Response {
   // A plain header object: the Node server writes it as it is.
   const headers: Record<string, string> = { 'cache-control': NO_STORE }
   if (wait.cookies[0] !== undefined) headers['set-cookie'] = wait.cookies[0]
@@ -42,13 +34,13 @@ export async function waitResponse(
     return new Response(JSON.stringify(status), { status: wait.httpStatus, headers })
   }
   headers['content-type'] = 'text/html; charset=utf-8'
-  headers['content-security-policy'] = await queuePagePolicy(edge)
+  headers['content-security-policy'] = QUEUE_PAGE_POLICY
   headers['x-content-type-options'] = 'nosniff'
   headers['referrer-policy'] = 'no-referrer'
   // The page's script polls by itself where it runs (it sets JS_COOKIE); elsewhere the Refresh header does.
   if (status.state !== 'closed' && readCookie(req.cookie, JS_COOKIE) !== '1') headers.refresh = String(refreshAfter(status))
   if (wait.httpStatus === 503) headers['retry-after'] = String(status.refreshSeconds)
-  return new Response(queuePage({ ...status, title: room.title, message: room.message }), { status: wait.httpStatus, headers })
+  return new Response(queuePage(status, room), { status: wait.httpStatus, headers })
 }
 
 /** The status of a visitor admitted on this request, as JSON, with their new cookies. */
@@ -62,4 +54,15 @@ export function admittedJson(status: VisitorStatus, cookies: string[]): Response
 export function edgeError(edge: EdgeContext, c: Context, err: unknown): Response {
   const json = wantsJson(c) || new URL(c.req.url).pathname.startsWith('/_anteroom/')
   return renderError(c, err, { json, log: (fields) => edge.log('error', fields) })
+}
+
+/** The queue page's style sheet or script (QUEUE_ASSETS): for a year when asked by its current version. */
+export function queueAsset(asset: (typeof QUEUE_ASSETS)[keyof typeof QUEUE_ASSETS], version: string | undefined): Response {
+  return new Response(asset.body, {
+    headers: {
+      'content-type': asset.type,
+      'cache-control': version === asset.version ? 'public, max-age=31536000, immutable' : 'public, max-age=300',
+      'x-content-type-options': 'nosniff',
+    },
+  })
 }

@@ -22,8 +22,10 @@ import { runScript, type Scripts } from './scripts.js'
 import { replies, storeCall } from './store-call.js'
 
 const STATES = { 1: 'queued', 2: 'admitted', 3: 'paused', 4: 'ended', 5: 'recovering', 6: 'prequeue' } as const
-/** Numbers poll-12.lua answers per poll. */
-const PER_POLL = 8
+/** Numbers poll-12.lua answers per poll; after them, six for the call. */
+const PER_POLL = 4
+/** What may not appear in a visitor id: the separators of poll-12.lua's packed polls. */
+const SEPARATORS = /[,;]/
 /** Most polls in one EVALSHA; a larger burst goes out as several. */
 const MAX_BATCH = 200
 
@@ -97,8 +99,18 @@ export class RedisQueueStore implements QueueStore {
   private async send(batch: Batch): Promise<void> {
     const { input, polls } = batch
     const k = roomKeys(input.room)
-    const args: (string | number)[] = [input.now ?? '', batch.limits, batch.hint]
-    for (const p of polls) args.push(p.visitor, p.arrival ?? '', p.tokenExpires ?? '', p.draw ?? '')
+    // The polls go as one argument (poll-12.lua's ARGV[4]): ioredis writes 4 arguments for any batch.
+    const sent: PendingPoll[] = []
+    let packed = ''
+    for (const p of polls) {
+      if (SEPARATORS.test(p.visitor)) {
+        p.reject(new TypeError(`a visitor id may not hold "," or ";": ${JSON.stringify(p.visitor)}`))
+        continue
+      }
+      sent.push(p)
+      packed += `${p.visitor},${p.arrival ?? ''},${p.tokenExpires ?? ''},${p.draw ?? ''};`
+    }
+    if (sent.length === 0) return
     let reply: number[]
     try {
       reply = (await storeCall(() =>
@@ -106,33 +118,32 @@ export class RedisQueueStore implements QueueStore {
           this.redis,
           this.scripts.poll,
           [k.line, k.sweep, k.active, k.admissions, k.stats, k.lastArrival, k.seenPrefix, k.used, k.ended, k.pace, k.life, k.drawn],
-          args,
+          [input.now ?? '', batch.limits, batch.hint, packed],
         ),
       )) as number[]
     } catch (err) {
       // One failure answers every poll of the batch.
-      for (const p of polls) p.reject(err)
+      for (const p of sent) p.reject(err)
       return
     }
-    // After the PER_POLL numbers of each poll, the room's life: epoch, born, seq.
-    const tail = polls.length * PER_POLL
-    const life = { epoch: reply[tail] as number, born: reply[tail + 1] as number, seq: reply[tail + 2] as number }
-    polls.forEach((p, i) => {
+    // After the PER_POLL numbers of each poll, the call's: waiting, admitted in the last minute, now,
+    // and the room's life (epoch, born, seq).
+    const tail = sent.length * PER_POLL
+    const waiting = reply[tail] as number
+    const admittedLastMinute = reply[tail + 1] as number
+    const now = reply[tail + 2] as number
+    const life = { epoch: reply[tail + 3] as number, born: reply[tail + 4] as number, seq: reply[tail + 5] as number }
+    for (let i = 0; i < sent.length; i++) {
+      const p = sent[i] as PendingPoll
       const at = i * PER_POLL
-      const code = reply[at] as 1 | 2 | 3 | 4 | 5 | 6
+      const state = STATES[reply[at] as 1 | 2 | 3 | 4 | 5 | 6]
       const arrival = reply[at + 1] as number
-      const admittedLastMinute = reply[at + 4] as number
-      const now = reply[at + 5] as number
-      const drawRank = reply[at + 7] as number
-      const state = STATES[code]
+      const drawRank = reply[at + 3] as number
       if (state === 'admitted')
-        p.resolve({ state, arrival, sessionExpires: reply[at + 6] as number, admittedLastMinute, now, drawRank, life })
+        p.resolve({ state, arrival, sessionExpires: reply[at + 2] as number, admittedLastMinute, now, drawRank, life })
       else if (state === 'ended') p.resolve({ state, arrival: 0, admittedLastMinute, now, life })
-      else {
-        const position = reply[at + 2] as number
-        p.resolve({ state, arrival, position, waiting: reply[at + 3] as number, admittedLastMinute, now, drawRank, life })
-      }
-    })
+      else p.resolve({ state, arrival, position: reply[at + 2] as number, waiting, admittedLastMinute, now, drawRank, life })
+    }
   }
 
   async renew(input: RenewInput): Promise<RenewResult> {

@@ -36,16 +36,17 @@
 --           scheduled room prequeueAtMs and opensAtMs
 --   ARGV[3] what the polling edge knows, JSON: {"epoch": the life it saw or absent, "active": n,
 --           "seq": the most polls it saw in that life, "outage": when it last failed to reach the store}
---   ARGV[4], ARGV[5], ...  four per visitor: visitor id; arrival µs from a verified queue token or ""
---                          (the arrival restores a place Redis forgot); that token's expiry ms or ""
---                          (a token signed after the admission that used its place up restores it if
---                          that admission lapsed: Poll.tokenExpires in core/admission.ts); the
---                          visitor's drawn arrival µs or "" (a scheduled room: the place a joiner takes
---                          during the pre-queue)
--- Output: 8 numbers per visitor, in input order:
---   state (1 queued, 2 admitted, 3 paused, 4 ended, 5 recovering, 6 prequeue), arrival µs, position,
---   waiting, admitted in the last 60 s, now ms, session expiry ms (0 unless admitted), rank in the
---   draw (0: none); then 3 numbers for the room's life: epoch, born ms, seq
+--   ARGV[4] the polls, packed into one string (so that the edge writes one argument, not four per
+--           visitor): "<visitor>,<arrival>,<expires>,<draw>;" per visitor, in order. The visitor id;
+--           the arrival µs from a verified queue token or empty (it restores a place Redis forgot);
+--           that token's expiry ms or empty (a token signed after the admission that used its place
+--           up restores it if that admission lapsed: Poll.tokenExpires in core/admission.ts); the
+--           visitor's drawn arrival µs or empty (a scheduled room: the place a joiner takes during
+--           the pre-queue). Visitor ids never hold "," or ";" (the edge checks).
+-- Output: 4 numbers per visitor, in input order: state (1 queued, 2 admitted, 3 paused, 4 ended,
+--   5 recovering, 6 prequeue), arrival µs, position (queued) or session expiry ms (admitted) or 0,
+--   rank in the draw (0: none); then 6 numbers for the call: waiting, admitted in the last 60 s,
+--   now ms, and the room's life: epoch, born ms, seq
 
 -- #include lib/clock.lua
 -- #include lib/limits.lua
@@ -61,9 +62,12 @@ local abandonMs = limits.abandonAfterMs
 local sessionMs = limits.sessionMs
 local now, nowUs = clockNow(ARGV[1])
 local hint = cjson.decode(ARGV[3])
-local FIRST_POLL = 4 -- ARGV index of the first visitor
-local PER_POLL = 4
-local count = (#ARGV - FIRST_POLL + 1) / PER_POLL
+local visitors, tokenArrivals, tokenExpiries, draws = {}, {}, {}, {}
+local count = 0
+for v, a, e, d in string.gmatch(ARGV[4], '([^,;]+),([^,;]*),([^,;]*),([^,;]*);') do
+  count = count + 1
+  visitors[count], tokenArrivals[count], tokenExpiries[count], draws[count] = v, tonumber(a), tonumber(e), tonumber(d)
+end
 -- A scheduled room: joiners take their drawn place during the pre-queue; nobody is admitted before the opening.
 local opensAt = limits.opensAtMs or 0
 local scheduled = opensAt > 0
@@ -88,7 +92,7 @@ end
 if not life[1] then
   local forgotten = hint.epoch ~= nil
   for i = 1, count do
-    if ARGV[FIRST_POLL + PER_POLL * (i - 1) + 1] ~= '' then forgotten = true end
+    if tokenArrivals[i] then forgotten = true end
   end
   if forgotten then
     life = recover(hint.active, 0)
@@ -142,8 +146,10 @@ redis.call('ZREMRANGEBYSCORE', act, '-inf', now)
 redis.call('ZREMRANGEBYSCORE', adm, '-inf', now - 60000)
 redis.call('ZREMRANGEBYSCORE', used, '-inf', now)
 redis.call('ZREMRANGEBYSCORE', ended, '-inf', now - ENDED_KEEP_MS)
+-- Ended sessions are rare: while there are none, no visitor is looked up among them.
+local anyEnded = redis.call('ZCARD', ended) > 0
 
-local visitors, arrivals, expiries, endedFor = {}, {}, {}, {}
+local arrivals, expiries, endedFor = {}, {}, {}
 local admittedNow = 0
 
 -- An admission uses up the visitor's place: their queue token no longer brings them back to it.
@@ -159,12 +165,9 @@ end
 -- 1. Each visitor: no place if an admin ended their session; else collect an admission, pass
 -- through, or take or keep their place.
 for i = 1, count do
-  local visitor = ARGV[FIRST_POLL + PER_POLL * (i - 1)]
-  local tokenArrival = tonumber(ARGV[FIRST_POLL + PER_POLL * (i - 1) + 1])
-  local tokenExpires = tonumber(ARGV[FIRST_POLL + PER_POLL * (i - 1) + 2])
-  local draw = tonumber(ARGV[FIRST_POLL + PER_POLL * (i - 1) + 3])
-  visitors[i] = visitor
-  if redis.call('ZSCORE', ended, visitor) then
+  local visitor = visitors[i]
+  local tokenArrival, tokenExpires, draw = tokenArrivals[i], tokenExpiries[i], draws[i]
+  if anyEnded and redis.call('ZSCORE', ended, visitor) then
     endedFor[i] = true
     arrivals[i] = 0
   elseif redis.call('ZSCORE', act, visitor) then
@@ -311,27 +314,25 @@ for i = 1, count do
   local drawRank = 0
   if scheduled and not endedFor[i] then drawRank = (redis.call('ZRANK', drawn, v) or -1) + 1 end
   if endedFor[i] then
-    for _, n in ipairs({ 4, 0, 0, 0, inMinute, now, 0, 0 }) do out[#out + 1] = n end
+    out[#out + 1] = 4
+    out[#out + 1] = 0
+    out[#out + 1] = 0
+    out[#out + 1] = 0
   elseif expires then
     out[#out + 1] = 2
     out[#out + 1] = arrivals[i]
-    out[#out + 1] = 0
-    out[#out + 1] = 0
-    out[#out + 1] = inMinute
-    out[#out + 1] = now
     out[#out + 1] = expires
     out[#out + 1] = drawRank
   else
     out[#out + 1] = state
     out[#out + 1] = arrivals[i]
     out[#out + 1] = redis.call('ZRANK', q, v) + 1
-    out[#out + 1] = waiting
-    out[#out + 1] = inMinute
-    out[#out + 1] = now
-    out[#out + 1] = 0
     out[#out + 1] = drawRank
   end
 end
+out[#out + 1] = waiting
+out[#out + 1] = inMinute
+out[#out + 1] = now
 out[#out + 1] = lifeEpoch
 out[#out + 1] = lifeBorn
 out[#out + 1] = seq
