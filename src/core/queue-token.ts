@@ -51,31 +51,32 @@ export function newVisitorId(): string {
 export class QueueTokens {
   constructor(private readonly mac: Mac) {}
 
-  async sign(ticket: QueueTicket): Promise<string> {
+  /** The token for a ticket: synchronous when the MAC is (node:crypto), a promise when not (WebCrypto). */
+  sign(ticket: QueueTicket): string | Promise<string> {
     const data = body(ticket)
     const mac = this.mac.sign(data)
-    return `${data}.${typeof mac === 'string' ? mac : await mac}`
+    return typeof mac === 'string' ? `${data}.${mac}` : mac.then((m) => `${data}.${m}`)
   }
 
   /**
    * Returns the ticket if the token is well formed, signed by us, for this room and not lapsed.
    * Anything else (truncated, forged, foreign, expired) is undefined: the caller gives a fresh place.
    */
-  async verify(token: string | undefined, room: string, now: number): Promise<QueueTicket | undefined> {
+  verify(token: string | undefined, room: string, now: number): QueueTicket | undefined | Promise<QueueTicket | undefined> {
     if (token === undefined || token.length > MAX_LENGTH) return undefined
     const m = TOKEN.exec(token)
     if (m === null) return undefined
     const [, tokenRoom, visitor, arrival36, expires36, mac] = m as unknown as [string, string, string, string, string, string]
     if (tokenRoom !== room) return undefined
     const ticket = { room, visitor, arrival: Number.parseInt(arrival36, 36), expires: Number.parseInt(expires36, 36) }
+    if (ticket.expires <= now) return undefined
     // The MAC is over the fields as sign() writes them; a token that spells them so is its own text.
     const data =
       canonical(arrival36, ticket.arrival) && canonical(expires36, ticket.expires)
         ? token.slice(0, token.length - mac.length - 1)
         : body(ticket)
     const expected = this.mac.sign(data)
-    if (!safeEqual(mac, typeof expected === 'string' ? expected : await expected)) return undefined
-    if (ticket.expires <= now) return undefined
-    return ticket
+    if (typeof expected === 'string') return safeEqual(mac, expected) ? ticket : undefined
+    return expected.then((e) => (safeEqual(mac, e) ? ticket : undefined))
   }
 }

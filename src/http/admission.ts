@@ -35,11 +35,18 @@ export async function signAdmission(
   return { token, cookie }
 }
 
-/** The visitor's admission to this room, if their cookie holds a valid one (verified once, then cached). */
-export async function checkAdmission(edge: EdgeContext, room: RoomSettings, req: Incoming): Promise<AdmissionCheck> {
-  const now = edge.now()
+/**
+ * The visitor's admission to this room, if their cookie holds a valid one (verified once, then
+ * cached). Without an admission cookie (a waiting visitor's poll) the answer is synchronous.
+ */
+export function checkAdmission(edge: EdgeContext, room: RoomSettings, req: Incoming): AdmissionCheck | Promise<AdmissionCheck> {
   const token = readCookie(req.cookie, admissionCookieName(room.id))
   if (token === undefined) return undefined
+  return checkToken(edge, room, req, token)
+}
+
+async function checkToken(edge: EdgeContext, room: RoomSettings, req: Incoming, token: string): Promise<AdmissionCheck> {
+  const now = edge.now()
   const claims = await edge.deps.admissionTokens.verify(token, room.id, now)
   if (claims === undefined) return undefined
   if (edge.deps.rooms.sessionEnded(room.id, claims.sub, claims.iat * 1000)) {

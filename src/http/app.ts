@@ -97,7 +97,8 @@ async function serveVisitor(edge: EdgeContext, c: Context): Promise<Response> {
   if (!hostServed(rooms, req.host)) throw new AnteroomError('ERR_HOST_NOT_SERVED', 'This site is not served here')
   const room = matchRoom(rooms, req.host, req.pathKey)
   if (room === undefined) return forward(edge, c, req, undefined, undefined)
-  const check = await checkAdmission(edge, room, req)
+  const pending = checkAdmission(edge, room, req)
+  const check = pending instanceof Promise ? await pending : pending
   if (isAdmitted(check)) return forward(edge, c, req, room, check)
   const answer = await visit(edge, room, req, check?.ended)
   if (answer.kind === 'challenge') return challengeResponse(edge, req, room, answer.status, wantsJson(c))
