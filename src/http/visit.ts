@@ -8,6 +8,7 @@ import { newVisitorId } from '../core/queue-token.js'
 import { type AdmissionLimits, type RoomSettings, type Schedule, schedulePhase } from '../core/settings.js'
 import { pollLimits, type StockStop, stockStop } from '../core/stock.js'
 import { asksStore, decideVisit, type KeptPlace, NO_PLACE, type PollOutcome, type Verdict, type VisitorStatus } from '../core/visit.js'
+import type { PollResult } from '../ports/queue-store.js'
 import { signAdmission } from './admission.js'
 import { queueCookieName, readCookie, serializeCookie } from './cookies.js'
 import type { EdgeContext } from './edge-context.js'
@@ -102,7 +103,7 @@ function limitsOf(room: RoomSettings, stop: StockStop | undefined): AdmissionLim
  * One store call: the visitor's place or turn; a store that does not answer is an outcome too. While
  * the room's stock stops admissions the rule is handed a paused room (pollLimits), as by an admin's pause.
  */
-async function pollStore(
+function pollStore(
   edge: EdgeContext,
   room: RoomSettings,
   visitor: string,
@@ -110,8 +111,9 @@ async function pollStore(
   draw: number | undefined,
   stop: StockStop | undefined,
 ): Promise<PollOutcome> {
+  let polled: Promise<PollResult>
   try {
-    const result = await edge.deps.queue.poll({
+    polled = edge.deps.queue.poll({
       room: room.id,
       visitor,
       arrival: ticket?.arrival,
@@ -121,29 +123,44 @@ async function pollStore(
       now: edge.storeNow(),
       hint: edge.deps.rooms.hint(room.id),
     })
-    edge.deps.rooms.noteLife(room.id, result.life)
-    return { kind: 'polled', result }
   } catch (err) {
-    if (!isAnteroomError(err, 'ERR_STORE_UNAVAILABLE')) throw err
-    edge.deps.rooms.noteStoreFailure()
-    edge.log('store_unavailable', { room: room.id, policy: room.onStoreError })
-    return { kind: 'unavailable' }
+    polled = Promise.reject(err)
   }
+  // One promise per poll, not an async function's two: the poll is the request the edge serves most.
+  return polled.then(
+    (result): PollOutcome => {
+      edge.deps.rooms.noteLife(room.id, result.life)
+      return { kind: 'polled', result }
+    },
+    (err): PollOutcome => {
+      if (!isAnteroomError(err, 'ERR_STORE_UNAVAILABLE')) throw err
+      edge.deps.rooms.noteStoreFailure()
+      edge.log('store_unavailable', { room: room.id, policy: room.onStoreError })
+      return { kind: 'unavailable' }
+    },
+  )
 }
 
-/** Signs what the verdict says: the admission (the store's, or an open one) and the queue token. */
-async function carryOut(edge: EdgeContext, room: RoomSettings, req: Incoming, visitor: string, verdict: Verdict): Promise<Answer> {
+/**
+ * Signs what the verdict says: the admission (the store's, or an open one) and the queue token. A
+ * wait is answered in the same turn where the MAC is synchronous; an admission is signed (ES256) first.
+ */
+function carryOut(edge: EdgeContext, room: RoomSettings, req: Incoming, visitor: string, verdict: Verdict): Answer | Promise<Answer> {
+  if (verdict.kind !== 'wait') return admit(edge, room, req, visitor, verdict)
+  if (verdict.place === undefined) return { kind: 'wait', status: verdict.status, httpStatus: verdict.httpStatus, cookies: [] }
+  const wait = (cookie: string): Answer => ({ kind: 'wait', status: verdict.status, httpStatus: verdict.httpStatus, cookies: [cookie] })
+  const cookie = placeCookie(edge, room, visitor, verdict.place, req.secure)
+  return typeof cookie === 'string' ? wait(cookie) : cookie.then(wait)
+}
+
+async function admit(
+  edge: EdgeContext,
+  room: RoomSettings,
+  req: Incoming,
+  visitor: string,
+  verdict: Exclude<Verdict, { kind: 'wait' }>,
+): Promise<Answer> {
   const secure = req.secure
-  if (verdict.kind === 'wait') {
-    if (verdict.place === undefined) return { kind: 'wait', status: verdict.status, httpStatus: verdict.httpStatus, cookies: [] }
-    const cookie = placeCookie(edge, room, visitor, verdict.place, secure)
-    return {
-      kind: 'wait',
-      status: verdict.status,
-      httpStatus: verdict.httpStatus,
-      cookies: [cookie instanceof Promise ? await cookie : cookie],
-    }
-  }
   const { session } = verdict
   const claims = {
     sub: visitor,
