@@ -58,6 +58,8 @@ export class RoomDirectory {
   private loading: Promise<void> | undefined
   /** Per room: visitor → when an admin or the origin ended their session (ms), how far that list was read, and the room's life. */
   private readonly watched = new Map<string, Watched>()
+  /** The last hint given for each room (hint()). */
+  private readonly hints = new Map<string, EdgeHint>()
   /** Per room: the looks at its line so far, and the forecast from the last one (for the settings it was made with). */
   private readonly lines = new Map<string, LineObservation>()
   private readonly forecasts = new Map<
@@ -133,8 +135,20 @@ export class RoomDirectory {
    */
   hint(room: string): EdgeHint {
     const w = this.watched.get(room)
+    const outage = this.storeFailedAt !== undefined && this.now() - this.storeFailedAt < OUTAGE_HINT_MS ? this.storeFailedAt : undefined
+    // The same object while nothing in it changed, so that a store can keep its text (the Redis store's batch key).
+    const last = this.hints.get(room)
+    if (
+      last !== undefined &&
+      last.epoch === w?.life?.epoch &&
+      last.seq === w?.life?.seq &&
+      last.active === (w?.active ?? 0) &&
+      last.outage === outage
+    )
+      return last
     const hint: EdgeHint = w?.life ? { epoch: w.life.epoch, active: w.active, seq: w.life.seq } : { active: w?.active ?? 0 }
-    if (this.storeFailedAt !== undefined && this.now() - this.storeFailedAt < OUTAGE_HINT_MS) hint.outage = this.storeFailedAt
+    if (outage !== undefined) hint.outage = outage
+    this.hints.set(room, Object.freeze(hint))
     return hint
   }
 

@@ -39,25 +39,29 @@ interface PendingPoll {
 }
 
 interface Batch {
-  input: PollInput
+  room: string
   limits: string
+  /** The newest hint of the polls gathered: what the edge knows when the batch goes. */
   hint: string
+  now: number | undefined
   polls: PendingPoll[]
 }
 
 /** Runs fn after the current turn of the event loop: setImmediate on Node, a zero timer elsewhere. */
 const nextTurn: (fn: () => void) => void = typeof setImmediate === 'function' ? (fn) => setImmediate(fn) : (fn) => setTimeout(fn, 0)
 
-/** Limits as JSON, once per limits object (an edge hands the same one for a room until its settings change). */
-const limitsText = new WeakMap<object, string>()
-function limitsJson(limits: PollInput['limits']): string {
-  let text = limitsText.get(limits)
-  if (text === undefined) limitsText.set(limits, (text = JSON.stringify(limits)))
+/** Limits and hints as JSON, once per object (an edge hands the same one until it changes). */
+const jsonText = new WeakMap<object, string>()
+function json(value: object): string {
+  let text = jsonText.get(value)
+  if (text === undefined) jsonText.set(value, (text = JSON.stringify(value)))
   return text
 }
+const NO_HINT = JSON.stringify({ active: 0 })
 
 export class RedisQueueStore implements QueueStore {
-  private readonly batches = new Map<string, Batch>()
+  /** Per room, the batch being gathered in this turn of the event loop. */
+  private readonly gathering = new Map<string, Batch>()
 
   constructor(
     private readonly redis: Redis | Cluster,
@@ -65,27 +69,29 @@ export class RedisQueueStore implements QueueStore {
   ) {}
 
   /**
-   * Polls that arrive together (same room, limits and clock) wait for the end of the current turn
-   * of the event loop and go to Redis as one EVALSHA: each poll still costs one round trip, but
-   * ioredis and Redis handle one command for many visitors.
+   * Polls of a room that arrive together (with the same limits and clock) wait for the end of the
+   * current turn of the event loop and go to Redis as one EVALSHA: each poll still costs one round
+   * trip, but ioredis and Redis handle one command for many visitors. The batch carries the newest
+   * hint of its polls: what the edge knows when it goes.
    */
   poll(input: PollInput): Promise<PollResult> {
-    // The limits go to Lua as JSON by name (lib/limits.lua); polls with the same limits share a call.
-    const limits = limitsJson(input.limits)
-    const hint = JSON.stringify(input.hint ?? { active: 0 })
-    const key = `${input.room}|${limits}|${hint}|${input.now ?? ''}`
-    let batch = this.batches.get(key)
-    if (batch === undefined || batch.polls.length >= MAX_BATCH) {
-      batch = { input, limits, hint, polls: [] }
-      this.batches.set(key, batch)
-      const flushing = batch
+    // The limits go to Lua as JSON by name (lib/limits.lua).
+    const limits = json(input.limits)
+    const hint = input.hint === undefined ? NO_HINT : json(input.hint)
+    let batch = this.gathering.get(input.room)
+    if (batch === undefined || batch.limits !== limits || batch.now !== input.now || batch.polls.length >= MAX_BATCH) {
+      const flushing: Batch = { room: input.room, limits, hint, now: input.now, polls: [] }
+      this.gathering.set(input.room, flushing)
       nextTurn(() => {
-        if (this.batches.get(key) === flushing) this.batches.delete(key)
+        if (this.gathering.get(flushing.room) === flushing) this.gathering.delete(flushing.room)
         void this.send(flushing)
       })
+      batch = flushing
     }
+    batch.hint = hint
+    const polls = batch.polls
     return new Promise((resolve, reject) =>
-      batch.polls.push({
+      polls.push({
         visitor: input.visitor,
         arrival: input.arrival,
         tokenExpires: input.tokenExpires,
@@ -97,8 +103,8 @@ export class RedisQueueStore implements QueueStore {
   }
 
   private async send(batch: Batch): Promise<void> {
-    const { input, polls } = batch
-    const k = roomKeys(input.room)
+    const { polls } = batch
+    const k = roomKeys(batch.room)
     // The polls go as one argument (poll-12.lua's ARGV[4]): ioredis writes 4 arguments for any batch.
     const sent: PendingPoll[] = []
     let packed = ''
@@ -118,7 +124,7 @@ export class RedisQueueStore implements QueueStore {
           this.redis,
           this.scripts.poll,
           [k.line, k.sweep, k.active, k.admissions, k.stats, k.lastArrival, k.seenPrefix, k.used, k.ended, k.pace, k.life, k.drawn],
-          [input.now ?? '', batch.limits, batch.hint, packed],
+          [batch.now ?? '', batch.limits, batch.hint, packed],
         ),
       )) as number[]
     } catch (err) {
