@@ -41,7 +41,7 @@ describe('Redis scripts', () => {
       gateRelease: 'e2bba874ecdc50aa6b2601d79c8fa333dd225563',
       gateSold: 'ebbf428d0d695787fc19ad54c1a47e1b782d3781',
       join: 'd1f1a2cfdbccd9c09ecdfcdef64dc6ee2d1d3d02',
-      poll: '2fa7853f560e94664a1bc8822de1b8b10c9c1d53',
+      poll: '59ecc9ae6f2ed61e5d5ef8f34ec41b47bcda9cf5',
       refusals: '60be2fbd3aa7d4bd639e7cdc2f8e4261344a9228',
       renew: '2aac585df93c5d84c414e62daff2698c5269fe1b',
       sample: '7b1adff5a769e32f9f4b7a35e082e1b537d9ed00',
@@ -96,6 +96,37 @@ describe('Redis scripts', () => {
     expect(keys.length).toBeGreaterThanOrEqual(5)
     for (const key of keys) expect(key.startsWith(`anteroom:{${room}}:`)).toBe(true)
     for (const key of Object.values(roomKeys(room))) expect(key).toContain(`{${room}}`)
+  })
+})
+
+describe('batched polls (one packed argument per EVALSHA)', () => {
+  it('a visitor id the packing cannot carry is refused alone; the others of its batch get their own answers', async () => {
+    const store = new RedisQueueStore(redis, luaScripts())
+    const room = 'packing'
+    const fifo = { ...limits, mode: 'fifo' as const, totalActiveUsers: 0 }
+    const ids = ['A000000000000001', 'bad,id', 'A000000000000002', '', 'bad;id', 'A000000000000003']
+    const results = await Promise.allSettled(ids.map((visitor) => store.poll({ room, visitor, limits: fifo })))
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected', 'rejected', 'fulfilled'])
+    for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'ERR_BAD_REQUEST' })
+    // The three who were sent are in line in the order they polled, each told their own place.
+    const positions = results.flatMap((r) => (r.status === 'fulfilled' && r.value.state === 'queued' ? [r.value.position] : []))
+    expect(positions).toEqual([1, 2, 3])
+    expect(await redis.zrange(roomKeys(room).line, '0', '-1')).toEqual(['A000000000000001', 'A000000000000002', 'A000000000000003'])
+  })
+
+  it('polls with different hints go in different calls: an outage one edge reports is heard', async () => {
+    // A StoreRelay gathers the polls of many Worker isolates; each brings its own hint.
+    const store = new RedisQueueStore(redis, luaScripts())
+    const room = 'hints'
+    const now = 1_900_000_000_000
+    const before = Number((await redis.info('commandstats')).match(/cmdstat_evalsha:calls=(\d+)/)?.[1] ?? 0)
+    await Promise.all([
+      store.poll({ room, visitor: 'H000000000000001', limits, now, hint: { active: 0, outage: now - 5000 } }),
+      store.poll({ room, visitor: 'H000000000000002', limits, now, hint: { active: 0 } }),
+    ])
+    const after = Number((await redis.info('commandstats')).match(/cmdstat_evalsha:calls=(\d+)/)?.[1] ?? 0)
+    expect(after - before).toBe(2)
+    expect(Number(await redis.hget(roomKeys(room).life, 'outage'))).toBe(now - 5000)
   })
 })
 

@@ -6,17 +6,30 @@ import type { VisitorStatus } from '../core/visit.js'
 import { JS_COOKIE, readCookie } from './cookies.js'
 import type { EdgeContext } from './edge-context.js'
 import { renderError } from './errors.js'
-import { type QUEUE_ASSETS, queuePage, refreshAfter } from './pages.js'
+import { QUEUE_ASSETS, queuePage, refreshAfter } from './pages.js'
 import { type Incoming, wantsJson } from './request.js'
 
 export const NO_STORE = 'no-store'
 
 /**
- * The queue page's Content-Security-Policy: its style sheet and script are the edge's own files
- * (QUEUE_ASSETS), and it runs nothing inline.
+ * The queue page's Content-Security-Policy: it runs nothing inline, and its style sheet and script
+ * may come only from the edge's own two files (QUEUE_ASSETS), by full URL: 'self' would also let
+ * any script-like resource of the origin's run on the page. Worked out once per scheme and host.
  */
-const QUEUE_PAGE_POLICY =
-  "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+const policies = new Map<string, string>()
+function queuePagePolicy(req: Incoming): string {
+  const key = `${req.proto}://${req.url.host}`
+  let policy = policies.get(key)
+  if (policy === undefined) {
+    // A host that is not a plain name or address (it cannot be here, but is never written unchecked) gets 'self'.
+    const plain = /^[A-Za-z0-9.-]+(:[0-9]+)?$|^\[[0-9A-Fa-f:.]+\](:[0-9]+)?$/.test(req.url.host)
+    const source = (path: string) => (plain ? `${key}${path}` : "'self'")
+    policy = `default-src 'none'; style-src ${source(QUEUE_ASSETS.css.path)}; script-src ${source(QUEUE_ASSETS.js.path)}; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`
+    if (policies.size >= 1024) policies.clear()
+    policies.set(key, policy)
+  }
+  return policy
+}
 
 /** A visitor who waits: the queue page, or the status as JSON. A wait sets at most one cookie (their queue token). */
 export function waitResponse(
@@ -34,11 +47,14 @@ export function waitResponse(
     return new Response(JSON.stringify(status), { status: wait.httpStatus, headers })
   }
   headers['content-type'] = 'text/html; charset=utf-8'
-  headers['content-security-policy'] = QUEUE_PAGE_POLICY
+  headers['content-security-policy'] = queuePagePolicy(req)
   headers['x-content-type-options'] = 'nosniff'
   headers['referrer-policy'] = 'no-referrer'
-  // The page's script polls by itself where it runs (it sets JS_COOKIE); elsewhere the Refresh header does.
-  if (status.state !== 'closed' && readCookie(req.cookie, JS_COOKIE) !== '1') headers.refresh = String(refreshAfter(status))
+  // The page's script polls by itself where it runs: it sets JS_COOKIE to its own version. Elsewhere,
+  // and when the browser ran another version (a page of this release is then its first, and its
+  // script may come from an edge of the last one), the Refresh header does.
+  if (status.state !== 'closed' && readCookie(req.cookie, JS_COOKIE) !== QUEUE_ASSETS.js.version)
+    headers.refresh = String(refreshAfter(status))
   if (wait.httpStatus === 503) headers['retry-after'] = String(status.refreshSeconds)
   return new Response(queuePage(status, room), { status: wait.httpStatus, headers })
 }

@@ -136,7 +136,7 @@ export class RoomDirectory {
   hint(room: string): EdgeHint {
     const w = this.watched.get(room)
     const outage = this.storeFailedAt !== undefined && this.now() - this.storeFailedAt < OUTAGE_HINT_MS ? this.storeFailedAt : undefined
-    // The same object while nothing in it changed, so that a store can keep its text (the Redis store's batch key).
+    // The same object while nothing in it changed, so that a store can keep its text (the Redis store's JSON).
     const last = this.hints.get(room)
     if (
       last !== undefined &&

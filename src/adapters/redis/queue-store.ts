@@ -1,5 +1,6 @@
 // QueueStore on Redis: every operation is one EVALSHA of a script in ./lua.
 import type { Cluster, Redis } from 'ioredis'
+import { AnteroomError } from '../../core/errors.js'
 import {
   byEndTime,
   type DrawPage,
@@ -24,8 +25,8 @@ import { replies, storeCall } from './store-call.js'
 const STATES = { 1: 'queued', 2: 'admitted', 3: 'paused', 4: 'ended', 5: 'recovering', 6: 'prequeue' } as const
 /** Numbers poll-12.lua answers per poll; after them, six for the call. */
 const PER_POLL = 4
-/** What may not appear in a visitor id: the separators of poll-12.lua's packed polls. */
-const SEPARATORS = /[,;]/
+/** A visitor id poll-12.lua's packed polls can carry: not empty, no separator. */
+const PACKABLE = /^[^,;]+$/
 /** Most polls in one EVALSHA; a larger burst goes out as several. */
 const MAX_BATCH = 200
 
@@ -41,7 +42,6 @@ interface PendingPoll {
 interface Batch {
   room: string
   limits: string
-  /** The newest hint of the polls gathered: what the edge knows when the batch goes. */
   hint: string
   now: number | undefined
   polls: PendingPoll[]
@@ -69,17 +69,24 @@ export class RedisQueueStore implements QueueStore {
   ) {}
 
   /**
-   * Polls of a room that arrive together (with the same limits and clock) wait for the end of the
-   * current turn of the event loop and go to Redis as one EVALSHA: each poll still costs one round
-   * trip, but ioredis and Redis handle one command for many visitors. The batch carries the newest
-   * hint of its polls: what the edge knows when it goes.
+   * Polls of a room that arrive together (with the same limits, hint and clock) wait for the end of
+   * the current turn of the event loop and go to Redis as one EVALSHA: each poll still costs one
+   * round trip, but ioredis and Redis handle one command for many visitors. Hints are never merged:
+   * a StoreRelay serves the polls of many Worker isolates, each with its own hint (an outage it saw,
+   * the life and active count it knows), and the script must hear each.
    */
   poll(input: PollInput): Promise<PollResult> {
     // The limits go to Lua as JSON by name (lib/limits.lua).
     const limits = json(input.limits)
     const hint = input.hint === undefined ? NO_HINT : json(input.hint)
     let batch = this.gathering.get(input.room)
-    if (batch === undefined || batch.limits !== limits || batch.now !== input.now || batch.polls.length >= MAX_BATCH) {
+    if (
+      batch === undefined ||
+      batch.limits !== limits ||
+      batch.hint !== hint ||
+      batch.now !== input.now ||
+      batch.polls.length >= MAX_BATCH
+    ) {
       const flushing: Batch = { room: input.room, limits, hint, now: input.now, polls: [] }
       this.gathering.set(input.room, flushing)
       nextTurn(() => {
@@ -88,7 +95,6 @@ export class RedisQueueStore implements QueueStore {
       })
       batch = flushing
     }
-    batch.hint = hint
     const polls = batch.polls
     return new Promise((resolve, reject) =>
       polls.push({
@@ -109,8 +115,8 @@ export class RedisQueueStore implements QueueStore {
     const sent: PendingPoll[] = []
     let packed = ''
     for (const p of polls) {
-      if (SEPARATORS.test(p.visitor)) {
-        p.reject(new TypeError(`a visitor id may not hold "," or ";": ${JSON.stringify(p.visitor)}`))
+      if (!PACKABLE.test(p.visitor)) {
+        p.reject(new AnteroomError('ERR_BAD_REQUEST', 'A visitor id must be non-empty and hold neither "," nor ";"'))
         continue
       }
       sent.push(p)
@@ -133,8 +139,16 @@ export class RedisQueueStore implements QueueStore {
       return
     }
     // After the PER_POLL numbers of each poll, the call's: waiting, admitted in the last minute, now,
-    // and the room's life (epoch, born, seq).
+    // and the room's life (epoch, born, seq). Any other length would pair polls with others' answers.
     const tail = sent.length * PER_POLL
+    if (!Array.isArray(reply) || reply.length !== tail + 6) {
+      const err = new AnteroomError(
+        'ERR_STORE_UNAVAILABLE',
+        `poll-12.lua answered ${Array.isArray(reply) ? reply.length : typeof reply} numbers for ${sent.length} polls`,
+      )
+      for (const p of sent) p.reject(err)
+      return
+    }
     const waiting = reply[tail] as number
     const admittedLastMinute = reply[tail + 1] as number
     const now = reply[tail + 2] as number

@@ -42,7 +42,8 @@
 --           that token's expiry ms or empty (a token signed after the admission that used its place
 --           up restores it if that admission lapsed: Poll.tokenExpires in core/admission.ts); the
 --           visitor's drawn arrival µs or empty (a scheduled room: the place a joiner takes during
---           the pre-queue). Visitor ids never hold "," or ";" (the edge checks).
+--           the pre-queue). Visitor ids are never empty and never hold "," or ";" (the edge checks,
+--           and checks that the answer has 4 numbers for each poll it sent).
 -- Output: 4 numbers per visitor, in input order: state (1 queued, 2 admitted, 3 paused, 4 ended,
 --   5 recovering, 6 prequeue), arrival µs, position (queued) or session expiry ms (admitted) or 0,
 --   rank in the draw (0: none); then 6 numbers for the call: waiting, admitted in the last 60 s,
