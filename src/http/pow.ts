@@ -7,7 +7,7 @@ import { type ChallengeStatus, challengeStatus, POW_HEADER, type PowProblem } fr
 import type { RoomSettings } from '../core/settings.js'
 import type { EdgeContext } from './edge-context.js'
 import { escapeHtml, STYLE } from './pages.js'
-import type { Incoming } from './request.js'
+import { type Incoming, ownSource } from './request.js'
 import { NO_STORE } from './responses.js'
 
 export const POW_WORKER_PATH = '/_anteroom/pow-worker.js'
@@ -64,20 +64,10 @@ export async function challengeResponse(
   }
   headers['content-type'] = 'text/html; charset=utf-8'
   headers['content-security-policy'] =
-    `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${await edge.powScriptHash}'; worker-src ${workerSource(req)}; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`
+    `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${await edge.powScriptHash}'; worker-src ${ownSource(req, POW_WORKER_PATH)}; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`
   headers['x-content-type-options'] = 'nosniff'
   headers['referrer-policy'] = 'no-referrer'
   return new Response(challengePage(room, status), { headers })
-}
-
-/**
- * The worker's own address, so that the page may start no other worker. An http source also matches
- * https (CSP 3), which covers TLS ended in front of the edge. A host that is not plainly a host name
- * gets 'self'.
- */
-function workerSource(req: Incoming): string {
-  const host = req.url.host
-  return /^[A-Za-z0-9.-]+(:[0-9]+)?$|^\[[0-9A-Fa-f:.]+\](:[0-9]+)?$/.test(host) ? `${req.proto}://${host}${POW_WORKER_PATH}` : "'self'"
 }
 
 /** GET /_anteroom/pow-worker.js: the solver, run by the challenge page in a Web Worker. */

@@ -7,24 +7,20 @@ import { JS_COOKIE, readCookie } from './cookies.js'
 import type { EdgeContext } from './edge-context.js'
 import { renderError } from './errors.js'
 import { QUEUE_ASSETS, queuePage, refreshAfter } from './pages.js'
-import { type Incoming, wantsJson } from './request.js'
+import { type Incoming, ownSource, wantsJson } from './request.js'
 
 export const NO_STORE = 'no-store'
 
 /**
  * The queue page's Content-Security-Policy: it runs nothing inline, and its style sheet and script
- * may come only from the edge's own two files (QUEUE_ASSETS), by full URL: 'self' would also let
- * any script-like resource of the origin's run on the page. Worked out once per scheme and host.
+ * may come only from the edge's own two files (QUEUE_ASSETS). Worked out once per scheme and host.
  */
 const policies = new Map<string, string>()
 function queuePagePolicy(req: Incoming): string {
   const key = `${req.proto}://${req.url.host}`
   let policy = policies.get(key)
   if (policy === undefined) {
-    // A host that is not a plain name or address (it cannot be here, but is never written unchecked) gets 'self'.
-    const plain = /^[A-Za-z0-9.-]+(:[0-9]+)?$|^\[[0-9A-Fa-f:.]+\](:[0-9]+)?$/.test(req.url.host)
-    const source = (path: string) => (plain ? `${key}${path}` : "'self'")
-    policy = `default-src 'none'; style-src ${source(QUEUE_ASSETS.css.path)}; script-src ${source(QUEUE_ASSETS.js.path)}; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`
+    policy = `default-src 'none'; style-src ${ownSource(req, QUEUE_ASSETS.css.path)}; script-src ${ownSource(req, QUEUE_ASSETS.js.path)}; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`
     if (policies.size >= 1024) policies.clear()
     policies.set(key, policy)
   }
