@@ -54,7 +54,8 @@ function forecastKey(room: RoomSettings): string {
 
 export class RoomDirectory {
   private current: readonly RoomSettings[]
-  private loadedAt = Number.NEGATIVE_INFINITY
+  /** When the last reload began: reloads are refreshMs apart from start to start. */
+  private reloadedAt = Number.NEGATIVE_INFINITY
   private loading: Promise<void> | undefined
   /** Per room: visitor → when an admin or the origin ended their session (ms), how far that list was read, and the room's life. */
   private readonly watched = new Map<string, Watched>()
@@ -207,7 +208,7 @@ export class RoomDirectory {
   }
 
   rooms(): readonly RoomSettings[] {
-    if (this.now() - this.loadedAt >= this.refreshMs && this.loading === undefined) {
+    if (this.now() - this.reloadedAt >= this.refreshMs && this.loading === undefined) {
       this.loading = this.reload().finally(() => {
         this.loading = undefined
       })
@@ -230,6 +231,12 @@ export class RoomDirectory {
   }
 
   async reload(): Promise<void> {
+    // Reloads are a period apart from start to start: a slow one (a loaded edge, a busy store) does
+    // not push the next one later. The stock, which stops admissions when an event sells out, is read
+    // alongside the settings, for the rooms as last loaded (a room newly linked is read from the next
+    // reload on); on the first load, after them.
+    this.reloadedAt = this.now()
+    const stock = this.current.length > 0 ? this.reloadStock(this.current) : undefined
     try {
       const stored = (await this.store.list()).map((r) => r.settings)
       const missing = this.seeds.filter((seed) => !stored.some((r) => r.id === seed.id))
@@ -240,10 +247,9 @@ export class RoomDirectory {
     }
     await Promise.all([
       ...this.current.map((room) => this.reloadEnded(room)),
-      this.reloadStock(this.current),
+      stock ?? this.reloadStock(this.current),
       ...this.tasks.map((task) => task().catch(() => {})),
     ])
-    this.loadedAt = this.now()
   }
 
   /** The stock of every event a room is linked to: one counts call an event; unknown if it fails. */

@@ -123,29 +123,25 @@ export class RedisQueueStore implements QueueStore {
       packed += `${p.visitor},${p.arrival ?? ''},${p.tokenExpires ?? ''},${p.draw ?? ''};`
     }
     if (sent.length === 0) return
+    // After the PER_POLL numbers of each poll come the call's: waiting, admitted in the last minute,
+    // now, and the room's life (epoch, born, seq). An answer of any other length would pair polls
+    // with others' answers, so it fails the batch as a store failure (storeCall).
+    const tail = sent.length * PER_POLL
     let reply: number[]
     try {
-      reply = (await storeCall(() =>
-        runScript(
+      reply = await storeCall(async () => {
+        const answer = await runScript(
           this.redis,
           this.scripts.poll,
           [k.line, k.sweep, k.active, k.admissions, k.stats, k.lastArrival, k.seenPrefix, k.used, k.ended, k.pace, k.life, k.drawn],
           [batch.now ?? '', batch.limits, batch.hint, packed],
-        ),
-      )) as number[]
+        )
+        if (!Array.isArray(answer) || answer.length !== tail + 6)
+          throw new Error(`poll-12.lua answered ${Array.isArray(answer) ? answer.length : typeof answer} numbers for ${sent.length} polls`)
+        return answer as number[]
+      })
     } catch (err) {
       // One failure answers every poll of the batch.
-      for (const p of sent) p.reject(err)
-      return
-    }
-    // After the PER_POLL numbers of each poll, the call's: waiting, admitted in the last minute, now,
-    // and the room's life (epoch, born, seq). Any other length would pair polls with others' answers.
-    const tail = sent.length * PER_POLL
-    if (!Array.isArray(reply) || reply.length !== tail + 6) {
-      const err = new AnteroomError(
-        'ERR_STORE_UNAVAILABLE',
-        `poll-12.lua answered ${Array.isArray(reply) ? reply.length : typeof reply} numbers for ${sent.length} polls`,
-      )
       for (const p of sent) p.reject(err)
       return
     }
