@@ -667,6 +667,21 @@ describe('a CI-sized sale', () => {
   }
 })
 
+/** What the CI-sized sales below share: the room's limits, 30x compression, and how visitors behave. */
+const CI_SALE = {
+  limits: {
+    totalActiveUsers: 300,
+    newUsersPerMinute: 150,
+    sessionDurationSeconds: 300,
+    refreshSeconds: 60,
+    abandonAfterSeconds: 180,
+  },
+  scale: 30,
+  abandonShare: 0.1,
+  patienceSeconds: 300,
+  buyShare: 0.5,
+}
+
 describe('a CI-sized sold-out sale', () => {
   for (const runtime of ['node', 'worker'] as const) {
     it(`1,200 visitors for 200 seats, the room linked to the event: told sold out within seconds, nobody admitted after the last sale (${runtime} edge)`, {
@@ -675,17 +690,7 @@ describe('a CI-sized sold-out sale', () => {
       const r = await simulate({
         visitors: 1200,
         curve: { kind: 'ramp', durationSeconds: 300 },
-        limits: {
-          totalActiveUsers: 300,
-          newUsersPerMinute: 150,
-          sessionDurationSeconds: 300,
-          refreshSeconds: 60,
-          abandonAfterSeconds: 180,
-        },
-        scale: 30,
-        abandonShare: 0.1,
-        patienceSeconds: 300,
-        buyShare: 0.5,
+        ...CI_SALE,
         seed: 7,
         maxRealSeconds: 90,
         seats: 200,
@@ -727,17 +732,7 @@ describe('a CI-sized Redis loss', () => {
       const r = await simulate({
         visitors: 800,
         curve: { kind: 'ramp', durationSeconds: 240 },
-        limits: {
-          totalActiveUsers: 300,
-          newUsersPerMinute: 150,
-          sessionDurationSeconds: 300,
-          refreshSeconds: 60,
-          abandonAfterSeconds: 180,
-        },
-        scale: 30,
-        abandonShare: 0.1,
-        patienceSeconds: 300,
-        buyShare: 0.5,
+        ...CI_SALE,
         // Admitted visitors browse about 2 real s, so some are still browsing when Redis forgets them.
         browseSeconds: 60,
         seed: 7,
