@@ -41,9 +41,9 @@ describe('Redis scripts', () => {
       gateRelease: 'e2bba874ecdc50aa6b2601d79c8fa333dd225563',
       gateSold: 'ebbf428d0d695787fc19ad54c1a47e1b782d3781',
       join: 'd1f1a2cfdbccd9c09ecdfcdef64dc6ee2d1d3d02',
-      poll: '59ecc9ae6f2ed61e5d5ef8f34ec41b47bcda9cf5',
+      poll: '0bae467b953a45df9dec65408759581e8a276dc9',
       refusals: '60be2fbd3aa7d4bd639e7cdc2f8e4261344a9228',
-      renew: '2aac585df93c5d84c414e62daff2698c5269fe1b',
+      renew: 'cae8be5d5d1bac488fd9bdc4a96d7e53f34c28f4',
       sample: '7b1adff5a769e32f9f4b7a35e082e1b537d9ed00',
       settingsCas: 'e26fa305ca5f86080fa1d8cf552883a4029acb4a',
       stats: 'e13c06933c993088de6c56da9bcbfd54c745a4ef',
@@ -131,6 +131,28 @@ describe('batched polls (one packed argument per EVALSHA)', () => {
 })
 
 describe('seen buckets', () => {
+  it("lib/rule.lua's bucketOf gives seenBucketOf's bucket for ids of any length and byte", async () => {
+    // bucketOf hashes four bytes at a time; the remainder taken once for them must be the same number.
+    const rule = readFileSync(new URL('../src/adapters/redis/lua/lib/rule.lua', import.meta.url), 'utf8')
+    let seed = 5
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31
+      return seed % n
+    }
+    const ids = Array.from({ length: 400 }, (_, i) =>
+      Array.from({ length: 1 + (i % 40) }, () =>
+        String.fromCharCode(i % 5 === 0 ? 33 + rand(94) : ([48, 65, 97][rand(3)] as number) + rand(26)),
+      ).join(''),
+    )
+    ids.push('~'.repeat(64))
+    const buckets = (await redis.eval(
+      `${rule}\nlocal out = {}\nfor i, v in ipairs(ARGV) do out[i] = bucketOf(v) end\nreturn out`,
+      0,
+      ...ids,
+    )) as number[]
+    expect(buckets).toEqual(ids.map(seenBucketOf))
+  })
+
   it('the script and keys.ts put a visitor in the same bucket, and buckets stay compact listpacks', async () => {
     const store = new RedisQueueStore(redis, luaScripts())
     const room = 'buckets'

@@ -1,11 +1,12 @@
 // The edge as a Worker: the same Hono app as on Node (src/entry/assemble.ts), with Worker parts:
 // stores reached through StoreRelay Durable Objects (or a client per call), fetch() to the origin,
-// WebCrypto for the queue-token MAC, and settings and secrets from the Worker's env.
+// the plain-JavaScript queue-token MAC (as on Node: synchronous, where WebCrypto is a turn per call),
+// and settings and secrets from the Worker's env.
 
 import { FetchOrigin } from '../src/adapters/fetch/origin.js'
+import { jsMac } from '../src/adapters/js/mac.js'
 import { memoryStores } from '../src/adapters/memory/stores.js'
 import { webCryptoDigest } from '../src/adapters/webcrypto/digest.js'
-import { webCryptoMac } from '../src/adapters/webcrypto/mac.js'
 import { loadConfig } from '../src/config/index.js'
 import { AnteroomError, isAnteroomError } from '../src/core/errors.js'
 import { type AssembledEdge, assembleEdge } from '../src/entry/assemble.js'
@@ -87,7 +88,7 @@ async function buildWorkerEdge(env: WorkerEnv, options: WorkerOptions): Promise<
     config,
     ...stores,
     origin: new FetchOrigin({ url: config.originUrl }),
-    mac: webCryptoMac(config.queueSecret),
+    mac: jsMac(config.queueSecret),
     digest: webCryptoDigest,
     adminAssets: ADMIN_ASSETS,
     clock: options.clock,

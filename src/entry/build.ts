@@ -4,9 +4,9 @@
 import { readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import type { Context } from 'hono'
+import { jsMac } from '../adapters/js/mac.js'
 import { memoryStores } from '../adapters/memory/stores.js'
 import { nodeDigest } from '../adapters/node/digest.js'
-import { nodeMac } from '../adapters/node/mac.js'
 import { connectRedis, type RedisClient, whenReady } from '../adapters/redis/connect.js'
 import { luaScripts } from '../adapters/redis/scripts.js'
 import { redisStores } from '../adapters/redis/stores.js'
@@ -69,7 +69,7 @@ export async function buildEdge(
     config,
     ...stores,
     origin,
-    mac: nodeMac(config.queueSecret),
+    mac: jsMac(config.queueSecret),
     digest: nodeDigest,
     adminAssets: adminAssets(),
     clock: options.clock,

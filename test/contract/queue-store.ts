@@ -63,6 +63,30 @@ export function queueStoreContract(name: string, makeHarness: () => Promise<Stor
       expect(b).toMatchObject({ position: 6, waiting: 10, arrival: (T0 + 5) * 1000 })
     })
 
+    it('a new visitor polling from two tabs at once gets one place, in line or admitted', async () => {
+      const { store } = await makeHarness()
+      for (const mode of ['paused', 'passthrough'] as const) {
+        const room = newRoom()
+        const l = limits({ mode })
+        for (let i = 0; i < 3; i++) await store.poll({ room, visitor: vid(i), limits: l, now: T0 + i })
+        // One turn of the event loop: a batching store answers both in one call.
+        const [a, b] = await Promise.all([
+          store.poll({ room, visitor: vid(9), limits: l, now: T0 + 50 }),
+          store.poll({ room, visitor: vid(9), limits: l, now: T0 + 50 }),
+        ])
+        expect(b.arrival).toBe(a.arrival)
+        if (mode === 'paused') {
+          expect(a).toMatchObject({ state: 'paused', position: 4, waiting: 4 })
+          expect(b).toMatchObject({ state: 'paused', position: 4, waiting: 4 })
+        } else {
+          expect(a.state).toBe('admitted')
+          expect(b.state).toBe('admitted')
+        }
+        const next = await store.poll({ room, visitor: vid(10), limits: l, now: T0 + 60 })
+        if (mode === 'paused') expect(next).toMatchObject({ position: 5, waiting: 5 })
+      }
+    })
+
     it('visitors who join in the same instant keep the order they joined in', async () => {
       const { store } = await makeHarness()
       const room = newRoom()

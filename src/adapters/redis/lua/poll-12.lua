@@ -130,11 +130,17 @@ local function seenKey(visitor)
   return seenPrefix .. bucketOf(visitor)
 end
 
--- The visitor is waiting and polled now: note it, and make sure their bucket will be checked.
+-- The visitor is waiting and polled now: note it, and make sure their bucket will be checked (the
+-- buckets are put on the sweep after step 1, one ZADD for the call).
+local marked, toSweep = {}, {}
 local function markSeen(visitor)
   local b = bucketOf(visitor)
   redis.call('HSET', seenPrefix .. b, visitor, now)
-  redis.call('ZADD', sweep, 'NX', now + abandonMs, b)
+  if not marked[b] then
+    marked[b] = true
+    toSweep[#toSweep + 1] = now + abandonMs
+    toSweep[#toSweep + 1] = b
+  end
 end
 
 -- The visitor no longer waits (admitted or gone).
@@ -151,6 +157,8 @@ redis.call('ZREMRANGEBYSCORE', ended, '-inf', now - ENDED_KEEP_MS)
 local anyEnded = redis.call('ZCARD', ended) > 0
 
 local arrivals, expiries, endedFor = {}, {}, {}
+-- Step 1's view of the polling visitors: who is admitted (true) and where each waits (arrival µs).
+local activeOf, placeOf = {}, {}
 local admittedNow = 0
 
 -- An admission uses up the visitor's place: their queue token no longer brings them back to it.
@@ -161,26 +169,38 @@ end
 local function admit(i)
   expiries[i] = now + sessionMs
   redis.call('ZADD', act, expiries[i], visitors[i])
+  activeOf[visitors[i]] = true
 end
 
 -- 1. Each visitor: no place if an admin ended their session; else collect an admission, pass
--- through, or take or keep their place.
+-- through, or take or keep their place. Who is admitted and who holds a place is looked up for the
+-- whole call at once (ZMSCORE); activeOf and placeOf then follow what this loop changes, for a
+-- visitor who polls twice in one call.
+do
+  local actives = redis.call('ZMSCORE', act, unpack(visitors))
+  local places = redis.call('ZMSCORE', q, unpack(visitors))
+  for i = 1, count do
+    activeOf[visitors[i]] = actives[i] ~= false
+    placeOf[visitors[i]] = tonumber(places[i])
+  end
+end
 for i = 1, count do
   local visitor = visitors[i]
   local tokenArrival, tokenExpires, draw = tokenArrivals[i], tokenExpiries[i], draws[i]
   if anyEnded and redis.call('ZSCORE', ended, visitor) then
     endedFor[i] = true
     arrivals[i] = 0
-  elseif redis.call('ZSCORE', act, visitor) then
+  elseif activeOf[visitor] then
     -- Admitted while away, or already active: this poll collects the admission (and uses the place up
     -- again: no queue token signed before now may bring the visitor back to it).
     redis.call('ZREM', q, visitor)
+    placeOf[visitor] = nil
     unseen(visitor)
     useUp(visitor)
     arrivals[i] = tokenArrival or nowUs
     admit(i)
   else
-    local arrival = tonumber(redis.call('ZSCORE', q, visitor))
+    local arrival = placeOf[visitor]
     local known = arrival ~= nil
     if not known then
       local usedUntil = tonumber(redis.call('ZSCORE', used, visitor))
@@ -197,6 +217,7 @@ for i = 1, count do
     arrivals[i] = arrival
     if mode == 'passthrough' then
       redis.call('ZREM', q, visitor)
+      placeOf[visitor] = nil
       unseen(visitor)
       redis.call('ZADD', adm, now, visitor .. ':' .. now)
       useUp(visitor)
@@ -205,6 +226,7 @@ for i = 1, count do
     else
       if not known then
         redis.call('ZADD', q, arrival, visitor)
+        placeOf[visitor] = arrival
         if scheduled and isDrawn(arrival) then
           redis.call('ZADD', drawn, arrival, visitor)
           redis.call('PEXPIREAT', drawn, opensAt + DRAWN_KEEP_MS)
@@ -214,6 +236,7 @@ for i = 1, count do
     end
   end
 end
+if #toSweep > 0 then redis.call('ZADD', sweep, 'NX', unpack(toSweep)) end
 
 -- 2. Visitors silent for abandonAfter leave the line. Each bucket is due when its oldest entry
 -- goes stale; checking it drops what is stale and schedules the bucket for its next oldest.
