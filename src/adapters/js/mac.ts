@@ -108,17 +108,25 @@ function toBytes(state: Int32Array, out: Uint8Array): void {
   }
 }
 
-const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+/** The base64url alphabet as character codes. */
+const BASE64URL = Uint8Array.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_', (c) => c.charCodeAt(0))
+const text = new Uint8Array(43)
 
-/** 32 bytes as 43 base64url characters, unpadded. */
+/** 32 bytes as 43 base64url characters, unpadded: made in one call, so the string is flat. */
 function base64url(d: Uint8Array): string {
-  let s = ''
+  let j = 0
   for (let i = 0; i < 30; i += 3) {
     const v = ((d[i] as number) << 16) | ((d[i + 1] as number) << 8) | (d[i + 2] as number)
-    s += BASE64URL.charAt(v >> 18) + BASE64URL.charAt((v >> 12) & 63) + BASE64URL.charAt((v >> 6) & 63) + BASE64URL.charAt(v & 63)
+    text[j++] = BASE64URL[v >> 18] as number
+    text[j++] = BASE64URL[(v >> 12) & 63] as number
+    text[j++] = BASE64URL[(v >> 6) & 63] as number
+    text[j++] = BASE64URL[v & 63] as number
   }
   const v = ((d[30] as number) << 8) | (d[31] as number)
-  return s + BASE64URL.charAt(v >> 10) + BASE64URL.charAt((v >> 4) & 63) + BASE64URL.charAt((v << 2) & 63)
+  text[40] = BASE64URL[v >> 10] as number
+  text[41] = BASE64URL[(v >> 4) & 63] as number
+  text[42] = BASE64URL[(v << 2) & 63] as number
+  return String.fromCharCode.apply(null, text as unknown as number[])
 }
 
 const encoder = new TextEncoder()
