@@ -6,7 +6,7 @@ import { RedisClaimGate } from '../src/adapters/redis/claim-gate.js'
 import { RedisDefenceStore } from '../src/adapters/redis/defence-store.js'
 import { roomKeys, SEEN_BUCKETS, seenBucketOf } from '../src/adapters/redis/keys.js'
 import { RedisQueueStore } from '../src/adapters/redis/queue-store.js'
-import { luaScripts } from '../src/adapters/redis/scripts.js'
+import { luaScripts, runScript } from '../src/adapters/redis/scripts.js'
 import { ADMISSION_DEFAULTS, type AdmissionLimits } from '../src/core/settings.js'
 import { claimGateContract } from './contract/claim-gate.js'
 import { defenceStoreContract } from './contract/defence-store.js'
@@ -41,7 +41,7 @@ describe('Redis scripts', () => {
       gateRelease: 'e2bba874ecdc50aa6b2601d79c8fa333dd225563',
       gateSold: 'ebbf428d0d695787fc19ad54c1a47e1b782d3781',
       join: 'd1f1a2cfdbccd9c09ecdfcdef64dc6ee2d1d3d02',
-      poll: '0bae467b953a45df9dec65408759581e8a276dc9',
+      poll: '06e82b3b7cb83fd69bcfdfb5060d7ef73247403a',
       refusals: '60be2fbd3aa7d4bd639e7cdc2f8e4261344a9228',
       renew: 'cae8be5d5d1bac488fd9bdc4a96d7e53f34c28f4',
       sample: '7b1adff5a769e32f9f4b7a35e082e1b537d9ed00',
@@ -112,6 +112,15 @@ describe('batched polls (one packed argument per EVALSHA)', () => {
     const positions = results.flatMap((r) => (r.status === 'fulfilled' && r.value.state === 'queued' ? [r.value.position] : []))
     expect(positions).toEqual([1, 2, 3])
     expect(await redis.zrange(roomKeys(room).line, '0', '-1')).toEqual(['A000000000000001', 'A000000000000002', 'A000000000000003'])
+  })
+
+  it("a call with no polls answers the call's six numbers and changes no line", async () => {
+    const k = roomKeys('empty-call')
+    const keys = [k.line, k.sweep, k.active, k.admissions, k.stats, k.lastArrival, k.seenPrefix, k.used, k.ended, k.pace, k.life, k.drawn]
+    const reply = (await runScript(redis, luaScripts().poll, keys, ['', JSON.stringify(limits), '{"active":0}', ''])) as number[]
+    expect(reply).toHaveLength(6)
+    expect(reply[0]).toBe(0)
+    expect(await redis.zcard(k.line)).toBe(0)
   })
 
   it('polls with different hints go in different calls: an outage one edge reports is heard', async () => {

@@ -56,7 +56,15 @@ export async function measurePow(): Promise<Measured> {
   const baseline = 'queue-token check'
   return {
     rows: [
-      ratioRow('pow_check_node_us', '9. proof-of-work check, Node edge (JS HMAC, node:crypto SHA-256)', nodeCheck, queueToken, baseline, us, 'info'),
+      ratioRow(
+        'pow_check_node_us',
+        '9. proof-of-work check, Node edge (JS HMAC, node:crypto SHA-256)',
+        nodeCheck,
+        queueToken,
+        baseline,
+        us,
+        'info',
+      ),
       ratioRow(
         'pow_check_webcrypto_us',
         '9. proof-of-work check, as a Worker (JS HMAC, WebCrypto SHA-256), on Node',

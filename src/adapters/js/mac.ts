@@ -7,7 +7,8 @@
 // Hmac object and hashes both pads again on every call; WebCrypto is asynchronous, a turn of the
 // event loop each. The measured costs are in docs/architecture.md ("What a poll costs").
 //
-// Nothing branches on the key or the data, so the time depends on the data's length only.
+// Nothing branches on the key; on the data, only its length and whether it is ASCII (a token's text
+// is not secret).
 import type { Mac } from '../../ports/crypto.js'
 
 function firstPrimes(n: number): number[] {

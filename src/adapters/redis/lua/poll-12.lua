@@ -176,7 +176,7 @@ end
 -- through, or take or keep their place. Who is admitted and who holds a place is looked up for the
 -- whole call at once (ZMSCORE); activeOf and placeOf then follow what this loop changes, for a
 -- visitor who polls twice in one call.
-do
+if count > 0 then
   local actives = redis.call('ZMSCORE', act, unpack(visitors))
   local places = redis.call('ZMSCORE', q, unpack(visitors))
   for i = 1, count do
