@@ -33,7 +33,7 @@ export class AdminAuth {
     crypto.getRandomValues(bytes)
     const nonce = [...bytes].map((b) => b.toString(16).padStart(2, '0')).join('')
     const body = `s1.${name}.${(now + SESSION_MS).toString(36)}.${nonce}`
-    return `${body}.${await this.mac.sign(`admin-session|${body}`)}`
+    return `${body}.${this.mac.sign(`admin-session|${body}`)}`
   }
 
   /** The signed, unexpired session in a cookie, or undefined. */
@@ -43,7 +43,7 @@ export class AdminAuth {
     if (parts.length !== 5 || parts[0] !== 's1') return undefined
     const [, name, exp36, id, mac] = parts as [string, string, string, string, string]
     const body = parts.slice(0, 4).join('.')
-    if (!safeEqual(mac, await this.mac.sign(`admin-session|${body}`))) return undefined
+    if (!safeEqual(mac, this.mac.sign(`admin-session|${body}`))) return undefined
     const expires = Number.parseInt(exp36, 36)
     if (!(expires > now)) return undefined
     return { name, id, expires }

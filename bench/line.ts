@@ -3,7 +3,7 @@
 // cookies of visitors in it.
 import { randomBytes } from 'node:crypto'
 import type { Redis } from 'ioredis'
-import { nodeMac } from '../src/adapters/node/mac.js'
+import { jsMac } from '../src/adapters/js/mac.js'
 import { roomKeys, seenBucketOf } from '../src/adapters/redis/keys.js'
 import { QueueTokens } from '../src/core/queue-token.js'
 import { queueCookieName } from '../src/http/cookies.js'
@@ -38,7 +38,7 @@ export function visitorIds(n: number): string[] {
 
 /** Cookie headers (`anteroom_q_<room>=...`) with queue tokens signed by BENCH_SECRET. */
 export async function queueCookies(room: string, visitors: string[], arrivals: number[], expires: number): Promise<string[]> {
-  const tokens = new QueueTokens(nodeMac(BENCH_SECRET))
+  const tokens = new QueueTokens(jsMac(BENCH_SECRET))
   const name = queueCookieName(room)
   const out: string[] = []
   for (let i = 0; i < visitors.length; i++) {

@@ -5,8 +5,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { createLocalJWKSet } from 'jose'
 import { describe, expect, it } from 'vitest'
+import { jsMac } from '../src/adapters/js/mac.js'
 import { memoryStores } from '../src/adapters/memory/stores.js'
-import { nodeMac } from '../src/adapters/node/mac.js'
 import { unavailable } from '../src/adapters/postgres/unavailable.js'
 import { loadConfig } from '../src/config/index.js'
 import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../src/core/admission-token.js'
@@ -117,7 +117,7 @@ async function threeApps() {
     ...stores,
     settings: failing,
     origin,
-    mac: nodeMac(config.queueSecret),
+    mac: jsMac(config.queueSecret),
     adminAssets: { html: '', js: '', css: '' },
     log,
     clientIp: () => '192.0.2.1',

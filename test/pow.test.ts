@@ -6,10 +6,9 @@
 import { randomBytes } from 'node:crypto'
 import { runInNewContext } from 'node:vm'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { jsMac } from '../src/adapters/js/mac.js'
 import { nodeDigest } from '../src/adapters/node/digest.js'
-import { nodeMac } from '../src/adapters/node/mac.js'
 import { webCryptoDigest } from '../src/adapters/webcrypto/digest.js'
-import { webCryptoMac } from '../src/adapters/webcrypto/mac.js'
 import {
   type ChallengeStatus,
   leadingZeroBits,
@@ -43,7 +42,7 @@ function withField(s: string, i: number, value: string): string {
 }
 
 describe('proof-of-work challenges (core/pow.ts)', () => {
-  const pow = new PowChallenges(nodeMac(SECRET), nodeDigest)
+  const pow = new PowChallenges(jsMac(SECRET), nodeDigest)
   let c: PowChallenge
   let answer: string
   beforeAll(async () => {
@@ -81,7 +80,7 @@ describe('proof-of-work challenges (core/pow.ts)', () => {
   })
 
   it('refuses forgeries: another secret, or any signed field changed (visitor, difficulty, expiry, salt, mac)', async () => {
-    const foreign = new PowChallenges(nodeMac('another-secret-that-is-long-enough-999'), nodeDigest)
+    const foreign = new PowChallenges(jsMac('another-secret-that-is-long-enough-999'), nodeDigest)
     const theirs = await foreign.issue('sale', D, T0)
     expect(await pow.check(await solveChallenge(theirs.value, D, nodeDigest), 'sale', D, T0)).toEqual({ ok: false, problem: 'forged' })
     const changes: [number, string][] = [
@@ -135,8 +134,8 @@ describe('proof-of-work challenges (core/pow.ts)', () => {
       expect(await pow.check(answer, 'sale', D, T0), JSON.stringify(answer)).toEqual({ ok: false, problem: 'malformed' })
   })
 
-  it('signs and checks the same way with node:crypto and WebCrypto, so Node and Worker edges accept each other', async () => {
-    const web = new PowChallenges(webCryptoMac(SECRET), webCryptoDigest)
+  it("signs and checks the same way with node:crypto's SHA-256 and WebCrypto's, so Node and Worker edges accept each other", async () => {
+    const web = new PowChallenges(jsMac(SECRET), webCryptoDigest)
     expect(await web.check(answer, 'sale', D, T0)).toEqual({ ok: true, challenge: c })
     const fromWeb = await web.issue('sale', D, T0)
     expect(await pow.check(await solveChallenge(fromWeb.value, D, webCryptoDigest), 'sale', D, T0)).toMatchObject({ ok: true })

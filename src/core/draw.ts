@@ -49,7 +49,7 @@ export function hexToBytes(hex: string): Uint8Array {
 /** The room's secret seed, hex (64 digits). */
 export async function drawSeed(mac: Mac, room: string, schedule: Schedule): Promise<string> {
   const message = `anteroom-draw-seed:${room}:${Date.parse(schedule.prequeueAt)}:${Date.parse(schedule.opensAt)}`
-  return base64urlToHex(await mac.sign(message))
+  return base64urlToHex(mac.sign(message))
 }
 
 /** SHA-256 of the seed's bytes, hex: what the room publishes before the draw. */

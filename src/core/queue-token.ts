@@ -51,18 +51,16 @@ export function newVisitorId(): string {
 export class QueueTokens {
   constructor(private readonly mac: Mac) {}
 
-  /** The token for a ticket: synchronous when the MAC is (node:crypto), a promise when not (WebCrypto). */
-  sign(ticket: QueueTicket): string | Promise<string> {
+  sign(ticket: QueueTicket): string {
     const data = body(ticket)
-    const mac = this.mac.sign(data)
-    return typeof mac === 'string' ? `${data}.${mac}` : mac.then((m) => `${data}.${m}`)
+    return `${data}.${this.mac.sign(data)}`
   }
 
   /**
    * Returns the ticket if the token is well formed, signed by us, for this room and not lapsed.
    * Anything else (truncated, forged, foreign, expired) is undefined: the caller gives a fresh place.
    */
-  verify(token: string | undefined, room: string, now: number): QueueTicket | undefined | Promise<QueueTicket | undefined> {
+  verify(token: string | undefined, room: string, now: number): QueueTicket | undefined {
     if (token === undefined || token.length > MAX_LENGTH) return undefined
     const m = TOKEN.exec(token)
     if (m === null) return undefined
@@ -75,8 +73,6 @@ export class QueueTokens {
       canonical(arrival36, ticket.arrival) && canonical(expires36, ticket.expires)
         ? token.slice(0, token.length - mac.length - 1)
         : body(ticket)
-    const expected = this.mac.sign(data)
-    if (typeof expected === 'string') return safeEqual(mac, expected) ? ticket : undefined
-    return expected.then((e) => (safeEqual(mac, e) ? ticket : undefined))
+    return safeEqual(mac, this.mac.sign(data)) ? ticket : undefined
   }
 }

@@ -27,9 +27,7 @@ export type Answer =
 /** @param endedVisitor the visitor of an admission whose session an admin ended: they stay who they are (and out). */
 export async function visit(edge: EdgeContext, room: RoomSettings, req: Incoming, endedVisitor?: string): Promise<Answer> {
   const now = edge.now()
-  const verified = edge.deps.queueTokens.verify(readCookie(req.cookie, queueCookieName(room.id)), room.id, now)
-  // Awaited only when the MAC is asynchronous (WebCrypto): a turn of the event loop saved per poll on Node.
-  const token = verified instanceof Promise ? await verified : verified
+  const token = edge.deps.queueTokens.verify(readCookie(req.cookie, queueCookieName(room.id)), room.id, now)
   // A token of an identity without a place (an ended visitor's) keeps who they are, and restores nothing.
   const ticket = token?.arrival === NO_PLACE ? undefined : token
   let visitor = endedVisitor ?? token?.visitor
@@ -143,15 +141,13 @@ function pollStore(
 
 /**
  * Signs what the verdict says: the admission (the store's, or an open one) and the queue token. A
- * wait is answered in the same turn where the MAC is synchronous; an admission is signed (ES256) first.
+ * wait is answered in the same turn; an admission is signed (ES256) first.
  */
 function carryOut(edge: EdgeContext, room: RoomSettings, req: Incoming, visitor: string, verdict: Verdict): Answer | Promise<Answer> {
   if (verdict.kind !== 'wait') return admit(edge, room, req, visitor, verdict)
   if (verdict.place === undefined) return { kind: 'wait', status: verdict.status, httpStatus: verdict.httpStatus, cookies: [] }
-  // No named closure here: tsx (esbuild's keepNames) would name it on every call, ~0.6 µs a poll.
   const cookie = placeCookie(edge, room, visitor, verdict.place, req.secure)
-  if (typeof cookie === 'string') return { kind: 'wait', status: verdict.status, httpStatus: verdict.httpStatus, cookies: [cookie] }
-  return cookie.then((c): Answer => ({ kind: 'wait', status: verdict.status, httpStatus: verdict.httpStatus, cookies: [c] }))
+  return { kind: 'wait', status: verdict.status, httpStatus: verdict.httpStatus, cookies: [cookie] }
 }
 
 async function admit(
@@ -182,10 +178,8 @@ async function admit(
   return { kind: 'admit', status: verdict.status, visitor, token, cookies: [cookie, dropQueue] }
 }
 
-/** The queue token that keeps a visitor's place, as a cookie (synchronous when the MAC is). */
-function placeCookie(edge: EdgeContext, room: RoomSettings, visitor: string, place: KeptPlace, secure: boolean): string | Promise<string> {
+/** The queue token that keeps a visitor's place, as a cookie. */
+function placeCookie(edge: EdgeContext, room: RoomSettings, visitor: string, place: KeptPlace, secure: boolean): string {
   const token = edge.deps.queueTokens.sign({ room: room.id, visitor, arrival: place.arrival, expires: place.expires })
-  const options = { maxAgeSeconds: place.maxAgeSeconds, secure }
-  if (typeof token === 'string') return serializeCookie(queueCookieName(room.id), token, options)
-  return token.then((t) => serializeCookie(queueCookieName(room.id), t, options))
+  return serializeCookie(queueCookieName(room.id), token, { maxAgeSeconds: place.maxAgeSeconds, secure })
 }

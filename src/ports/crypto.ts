@@ -1,9 +1,12 @@
-// Keyed MAC used for queue tokens, and the plain hash that checks proof of work. Node uses
-// node:crypto, a Worker uses WebCrypto.
+// Keyed MAC used for queue tokens, and the plain hash that checks proof of work. The MAC is
+// adapters/js/mac.ts on every runtime; the hashes are node:crypto on Node and WebCrypto on a Worker.
 
 export interface Mac {
-  /** Returns a base64url HMAC-SHA256 of data under the deployment's queue secret. */
-  sign(data: string): string | Promise<string>
+  /**
+   * Returns a base64url HMAC-SHA256 of data under the deployment's queue secret. Synchronous: a
+   * queued visitor's poll checks and re-signs its token in the turn it is read.
+   */
+  sign(data: string): string
 }
 
 /**

@@ -1,5 +1,6 @@
-// Queue-token MAC in plain JavaScript: HMAC-SHA256 (RFC 2104, FIPS 180-4), base64url out, the same
-// bytes as adapters/node/mac.ts and adapters/webcrypto/mac.ts (test/mac.test.ts checks all three).
+// The edge's MAC (queue tokens, challenges, admin sessions, a scheduled room's seed), on every
+// runtime: HMAC-SHA256 (RFC 2104, FIPS 180-4) in plain JavaScript, base64url out, the same bytes as
+// node:crypto's and WebCrypto's HMAC (test/mac.test.ts checks it against both).
 //
 // Why a MAC of our own: a queued visitor's poll pays two (one check, one re-sign), and they were the
 // largest part of a poll after HTTP itself. The key's two padded blocks are hashed once here, so a
