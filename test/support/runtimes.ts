@@ -184,8 +184,10 @@ export function workerRuntime(redisUrl: () => string): EdgeRuntime {
         clock,
         queue: new RedisQueueStore(redis, luaScripts()),
         gate: new RedisClaimGate(redis, luaScripts()),
-        // The Worker waits for its reload inside the request (ctx.waitUntil); nothing is left to wait for.
-        settled: async () => {},
+        // A reload a request started runs after its response (ctx.waitUntil): the test entry says when it is done.
+        settled: async () => {
+          await (await worker.request('/__test/settled')).json()
+        },
         async close() {
           redis.disconnect()
           await worker.close()
