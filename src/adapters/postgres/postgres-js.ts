@@ -23,7 +23,17 @@
 // lost a connection is retired: new work goes to a fresh client, the old one finishes what it can
 // for a second and is then destroyed, failing the rest. The array types fetched by the first client
 // are handed to the next ones, which do not fetch them again. And no statement waits for an answer
-// longer than NO_ANSWER_MS (longer than the session's statement_timeout).
+// longer than NO_ANSWER_MS (longer than the session's statement_timeout) once it is sent.
+//
+// Nor does the driver end a client cleanly while statements wait in its own queue: a connection that
+// ends then is reconnected for them, after end() has resolved (and after end({ timeout: 0 }), whose
+// destroy loses the race on a busy loop), and stays open, idle, for good. A rush retired a client
+// that way and leaked its connections (test/postgres-pool.test.ts). So statements wait here, not in
+// the driver: the statement pool is handed at most a full pipeline a connection (max_pipeline, 100 by
+// default), which its connections take at once, and the rest wait in order for room. A statement's
+// NO_ANSWER_MS counts from its hand-over, so a long queue under a rush is not taken for a dead
+// server. And a client is ended only once no statement handed to it is left, or at a deadline; if
+// the driver reconnected for some anyway, it is closed again once they are done.
 //
 // Connection failures surface as ERR_DB_UNAVAILABLE, a 503 with Retry-After (./unavailable.ts).
 import postgres from 'postgres'
@@ -40,6 +50,10 @@ const STATEMENT_TIMEOUT_MS = 10_000
 const NO_ANSWER_MS = STATEMENT_TIMEOUT_MS + 5000
 /** How long a retired client may finish the work it has before it is destroyed, seconds. */
 const RETIRE_SECONDS = 1
+/** How long close() lets each client finish the work it has, seconds. */
+const CLOSE_SECONDS = 5
+/** The driver's max_pipeline when none is given. */
+const DRIVER_PIPELINE = 100
 
 export interface PostgresDbOptions {
   /** Connections in all: the statement pool's and the transaction connections (default 10). */
@@ -52,6 +66,11 @@ export interface PostgresDbOptions {
    * statement that waits for a lock.
    */
   maxPipeline?: number
+  /**
+   * A statement handed to the driver and not answered by then fails as ERR_DB_UNAVAILABLE and its
+   * client is retired (default 15,000 ms: longer than the session's statement_timeout).
+   */
+  noAnswerMs?: number
 }
 
 /** The driver's array types (text[] and the like), learnt by the first client that fetched them. */
@@ -70,6 +89,7 @@ interface ClientOptions {
 
 export function postgresDb(url: string, options: PostgresDbOptions = {}): Db {
   const max = options.max ?? 10
+  const noAnswerMs = options.noAnswerMs ?? NO_ANSWER_MS
   const transactionMax = options.transactionMax ?? Math.max(1, Math.floor(max / 3))
   let types: ArrayTypes | undefined
   /** Clients that may still fetch the array types themselves: until the first one has them. */
@@ -113,19 +133,90 @@ export function postgresDb(url: string, options: PostgresDbOptions = {}): Db {
     fetching.clear()
   }
 
-  function retire(client: Client): void {
-    fetching.delete(client)
-    client.end({ timeout: RETIRE_SECONDS }).catch(() => {})
+  /** Statements handed to a client that the driver has not settled (answered or failed) yet. */
+  const unsettled = new Map<Client, number>()
+  /** Run when a client has no unsettled statement left. */
+  const onSettled = new Map<Client, () => void>()
+  /** Clients being ended, until they are. */
+  const ending = new Set<Promise<void>>()
+
+  const whenSettled = (client: Client, fn: () => void): void => {
+    if ((unsettled.get(client) ?? 0) === 0) fn()
+    else onSettled.set(client, fn)
   }
 
-  /** One statement on client, answered within NO_ANSWER_MS or failed; prepared when it has parameters. */
+  /**
+   * Ends client for good once no statement handed to it is left, or at the latest after seconds, when
+   * it is destroyed and what it still has fails. If the driver reconnected for some of that all the
+   * same (see the header), its connections are closed again once it is settled, or after seconds more
+   * (a statement the driver never settles is not waited for longer).
+   */
+  function finish(client: Client, seconds: number): Promise<void> {
+    fetching.delete(client)
+    // close() ends the connections again (the driver has it; its type declarations leave it out). It
+    // is not waited for: it waits for every connection to end, and one that is not open may never.
+    const closeAgain = () => (client as unknown as { close(): Promise<void> }).close().catch(() => {})
+    const done = new Promise<void>((resolve) => {
+      let ended = false
+      const end = () => {
+        if (ended) return
+        ended = true
+        clearTimeout(deadline)
+        onSettled.delete(client)
+        client
+          .end({ timeout: 0 })
+          .catch(() => {})
+          .then(() => {
+            const last = setTimeout(() => {
+              onSettled.delete(client)
+              void closeAgain()
+              resolve()
+            }, seconds * 1000)
+            whenSettled(client, () => {
+              clearTimeout(last)
+              onSettled.delete(client)
+              void closeAgain()
+              resolve()
+            })
+          })
+      }
+      const deadline = setTimeout(end, seconds * 1000)
+      whenSettled(client, end)
+    })
+    ending.add(done)
+    done.then(() => ending.delete(done))
+    return done
+  }
+
+  function retire(client: Client): void {
+    void finish(client, RETIRE_SECONDS)
+  }
+
+  function settle(client: Client): void {
+    const n = (unsettled.get(client) ?? 1) - 1
+    if (n > 0) unsettled.set(client, n)
+    else {
+      unsettled.delete(client)
+      onSettled.get(client)?.()
+    }
+    if (client === statements) handOut()
+  }
+
+  /** One statement on client, answered within noAnswerMs or failed; prepared when it has parameters. */
   async function send<T>(client: Client, text: string, params: unknown[]): Promise<T[]> {
     let timer: ReturnType<typeof setTimeout> | undefined
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(noAnswer(NO_ANSWER_MS)), NO_ANSWER_MS)
+      timer = setTimeout(() => reject(noAnswer(noAnswerMs)), noAnswerMs)
     })
+    unsettled.set(client, (unsettled.get(client) ?? 0) + 1)
+    const query = client.unsafe(text, params as Params, { prepare: params.length > 0 })
+    // The driver's promise, not the race below: a statement given up on may still be running.
+    query.then(
+      () => settle(client),
+      () => settle(client),
+    )
     try {
-      const rows = (await Promise.race([client.unsafe(text, params as Params, { prepare: params.length > 0 }), late])) as unknown as T[]
+      const rows = (await Promise.race([query, late])) as unknown as T[]
       learnTypes(client)
       return rows
     } finally {
@@ -138,8 +229,23 @@ export function postgresDb(url: string, options: PostgresDbOptions = {}): Db {
   // max_pipeline is an option of the driver (src/index.js) that its type declarations leave out.
   const statementOptions = (options.maxPipeline === undefined ? {} : { max_pipeline: options.maxPipeline }) as ClientMore
   let statements = newClient(statementMax, statementOptions)
+  /** Statements the current statement client may have at once: a full pipeline on each connection. */
+  const room = statementMax * (options.maxPipeline ?? DRIVER_PIPELINE)
+  /** Statements waiting for room, in order. */
+  const queued: (() => void)[] = []
 
-  async function statement<T>(text: string, params: unknown[]): Promise<T[]> {
+  /** Hands waiting statements to the current client while it has room (send counts each at once). */
+  function handOut(): void {
+    while (queued.length > 0 && (unsettled.get(statements) ?? 0) < room) queued.shift()?.()
+  }
+
+  function statement<T>(text: string, params: unknown[]): Promise<T[]> {
+    if (queued.length === 0 && (unsettled.get(statements) ?? 0) < room) return run<T>(text, params)
+    return new Promise<T[]>((resolve, reject) => queued.push(() => run<T>(text, params).then(resolve, reject)))
+  }
+
+  async function run<T>(text: string, params: unknown[]): Promise<T[]> {
+    if (closed) throw unavailable(Object.assign(new Error('the database was closed'), { code: 'CONNECTION_ENDED' }))
     const client = statements
     try {
       return await send<T>(client, text, params)
@@ -149,6 +255,8 @@ export function postgresDb(url: string, options: PostgresDbOptions = {}): Db {
         retire(client)
       }
       throw unavailable(err)
+    } finally {
+      handOut()
     }
   }
 
@@ -239,7 +347,9 @@ export function postgresDb(url: string, options: PostgresDbOptions = {}): Db {
     transaction,
     async close() {
       closed = true
-      await Promise.all([statements.end({ timeout: 5 }), ...[...lanes].map((l) => l.client.end({ timeout: 5 }))])
+      // Statements still waiting for room fail (ERR_DB_UNAVAILABLE), as the driver's own would.
+      for (const wake of queued.splice(0)) wake()
+      await Promise.all([finish(statements, CLOSE_SECONDS), ...[...lanes].map((l) => finish(l.client, CLOSE_SECONDS)), ...ending])
     },
   }
 }
