@@ -23,17 +23,20 @@
 // lost a connection is retired: new work goes to a fresh client, the old one finishes what it can
 // for a second and is then destroyed, failing the rest. The array types fetched by the first client
 // are handed to the next ones, which do not fetch them again. And no statement waits for an answer
-// longer than NO_ANSWER_MS (longer than the session's statement_timeout) once it is sent.
+// longer than NO_ANSWER_MS (longer than the session's statement_timeout) once it is handed to the
+// driver.
 //
 // Nor does the driver end a client cleanly while statements wait in its own queue: a connection that
 // ends then is reconnected for them, after end() has resolved (and after end({ timeout: 0 }), whose
 // destroy loses the race on a busy loop), and stays open, idle, for good. A rush retired a client
-// that way and leaked its connections (test/postgres-pool.test.ts). So statements wait here, not in
-// the driver: the statement pool is handed at most a full pipeline a connection (max_pipeline, 100 by
-// default), which its connections take at once, and the rest wait in order for room. A statement's
-// NO_ANSWER_MS counts from its hand-over, so a long queue under a rush is not taken for a dead
-// server. And a client is ended only once no statement handed to it is left, or at a deadline; if
-// the driver reconnected for some anyway, it is closed again once they are done.
+// that way and leaked its connections (test/postgres-pool.test.ts). So statements wait here rather
+// than in the driver: the statement pool is handed at most what its connections hold (one running
+// and max_pipeline behind it, 100 by default, on each), and the rest wait in order for room. The
+// driver still queues a few while a connection is connecting or waits for a new statement's
+// description, so the cap only keeps its queue short. A statement's NO_ANSWER_MS counts from its
+// hand-over, so a long queue under a rush is not taken for a dead server. And a client is ended
+// only once no statement handed to it is left, or at a deadline; if the driver reconnected for some
+// anyway, it is closed again once they are done.
 //
 // Connection failures surface as ERR_DB_UNAVAILABLE, a 503 with Retry-After (./unavailable.ts).
 import postgres from 'postgres'
@@ -89,7 +92,8 @@ interface ClientOptions {
 
 export function postgresDb(url: string, options: PostgresDbOptions = {}): Db {
   const max = options.max ?? 10
-  const noAnswerMs = options.noAnswerMs ?? NO_ANSWER_MS
+  // setTimeout takes at most 2^31 - 1 ms (more fires at once).
+  const noAnswerMs = Math.min(Math.max(1, options.noAnswerMs ?? NO_ANSWER_MS), 2 ** 31 - 1)
   const transactionMax = options.transactionMax ?? Math.max(1, Math.floor(max / 3))
   let types: ArrayTypes | undefined
   /** Clients that may still fetch the array types themselves: until the first one has them. */
@@ -148,8 +152,8 @@ export function postgresDb(url: string, options: PostgresDbOptions = {}): Db {
   /**
    * Ends client for good once no statement handed to it is left, or at the latest after seconds, when
    * it is destroyed and what it still has fails. If the driver reconnected for some of that all the
-   * same (see the header), its connections are closed again once it is settled, or after seconds more
-   * (a statement the driver never settles is not waited for longer).
+   * same (see the header), its connections are closed again once it is settled, and after seconds
+   * more if it is not by then (a statement the driver never settles is not waited for longer).
    */
   function finish(client: Client, seconds: number): Promise<void> {
     fetching.delete(client)
@@ -167,8 +171,9 @@ export function postgresDb(url: string, options: PostgresDbOptions = {}): Db {
           .end({ timeout: 0 })
           .catch(() => {})
           .then(() => {
+            // Not settled by then: closed now, and again once settled (a connection closed while the
+            // driver still queues statements would be reconnected for them once more).
             const last = setTimeout(() => {
-              onSettled.delete(client)
               void closeAgain()
               resolve()
             }, seconds * 1000)
@@ -229,8 +234,8 @@ export function postgresDb(url: string, options: PostgresDbOptions = {}): Db {
   // max_pipeline is an option of the driver (src/index.js) that its type declarations leave out.
   const statementOptions = (options.maxPipeline === undefined ? {} : { max_pipeline: options.maxPipeline }) as ClientMore
   let statements = newClient(statementMax, statementOptions)
-  /** Statements the current statement client may have at once: a full pipeline on each connection. */
-  const room = statementMax * (options.maxPipeline ?? DRIVER_PIPELINE)
+  /** Statements the current statement client may have at once: what its connections hold. */
+  const room = statementMax * (Math.max(0, options.maxPipeline ?? DRIVER_PIPELINE) + 1)
   /** Statements waiting for room, in order. */
   const queued: (() => void)[] = []
 
@@ -240,7 +245,7 @@ export function postgresDb(url: string, options: PostgresDbOptions = {}): Db {
   }
 
   function statement<T>(text: string, params: unknown[]): Promise<T[]> {
-    if (queued.length === 0 && (unsettled.get(statements) ?? 0) < room) return run<T>(text, params)
+    if (closed || (queued.length === 0 && (unsettled.get(statements) ?? 0) < room)) return run<T>(text, params)
     return new Promise<T[]>((resolve, reject) => queued.push(() => run<T>(text, params).then(resolve, reject)))
   }
 
@@ -347,7 +352,7 @@ export function postgresDb(url: string, options: PostgresDbOptions = {}): Db {
     transaction,
     async close() {
       closed = true
-      // Statements still waiting for room fail (ERR_DB_UNAVAILABLE), as the driver's own would.
+      // Statements still waiting for room fail at once (ERR_DB_UNAVAILABLE), as new ones do.
       for (const wake of queued.splice(0)) wake()
       await Promise.all([finish(statements, CLOSE_SECONDS), ...[...lanes].map((l) => finish(l.client, CLOSE_SECONDS)), ...ending])
     },
