@@ -137,6 +137,8 @@ export function postgresDb(url: string, options: PostgresDbOptions = {}): Db {
     fetching.clear()
   }
 
+  const closedError = () => unavailable(Object.assign(new Error('the database was closed'), { code: 'CONNECTION_ENDED' }))
+
   /** Statements handed to a client that the driver has not settled (answered or failed) yet. */
   const unsettled = new Map<Client, number>()
   /** Run when a client has no unsettled statement left. */
@@ -144,50 +146,47 @@ export function postgresDb(url: string, options: PostgresDbOptions = {}): Db {
   /** Clients being ended, until they are. */
   const ending = new Set<Promise<void>>()
 
-  const whenSettled = (client: Client, fn: () => void): void => {
-    if ((unsettled.get(client) ?? 0) === 0) fn()
-    else onSettled.set(client, fn)
+  /** Resolves true once no statement handed to client is unsettled, or false after seconds. */
+  function settledWithin(client: Client, seconds: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      if ((unsettled.get(client) ?? 0) === 0) return resolve(true)
+      const timer = setTimeout(() => resolve(false), seconds * 1000)
+      onSettled.set(client, () => {
+        clearTimeout(timer)
+        onSettled.delete(client)
+        resolve(true)
+      })
+    })
   }
+
+  // close() ends the connections again (the driver has it; its type declarations leave it out). It
+  // is not waited for: it waits for every connection to end, and one that is not open may never.
+  const closeAgain = (client: Client) => (client as unknown as { close(): Promise<void> }).close().catch(() => {})
 
   /**
    * Ends client for good once no statement handed to it is left, or at the latest after seconds, when
    * it is destroyed and what it still has fails. If the driver reconnected for some of that all the
    * same (see the header), its connections are closed again once it is settled, and after seconds
-   * more if it is not by then (a statement the driver never settles is not waited for longer).
+   * more if it is not by then, and again once it is.
    */
-  function finish(client: Client, seconds: number): Promise<void> {
+  async function end(client: Client, seconds: number): Promise<void> {
     fetching.delete(client)
-    // close() ends the connections again (the driver has it; its type declarations leave it out). It
-    // is not waited for: it waits for every connection to end, and one that is not open may never.
-    const closeAgain = () => (client as unknown as { close(): Promise<void> }).close().catch(() => {})
-    const done = new Promise<void>((resolve) => {
-      let ended = false
-      const end = () => {
-        if (ended) return
-        ended = true
-        clearTimeout(deadline)
+    await settledWithin(client, seconds)
+    await client.end({ timeout: 0 }).catch(() => {})
+    const settled = await settledWithin(client, seconds)
+    void closeAgain(client)
+    // A connection closed while the driver still queued statements would be reconnected for them.
+    if (!settled) {
+      onSettled.set(client, () => {
         onSettled.delete(client)
-        client
-          .end({ timeout: 0 })
-          .catch(() => {})
-          .then(() => {
-            // Not settled by then: closed now, and again once settled (a connection closed while the
-            // driver still queues statements would be reconnected for them once more).
-            const last = setTimeout(() => {
-              void closeAgain()
-              resolve()
-            }, seconds * 1000)
-            whenSettled(client, () => {
-              clearTimeout(last)
-              onSettled.delete(client)
-              void closeAgain()
-              resolve()
-            })
-          })
-      }
-      const deadline = setTimeout(end, seconds * 1000)
-      whenSettled(client, end)
-    })
+        void closeAgain(client)
+      })
+    }
+  }
+
+  /** end(client), remembered until it is done, so that close() waits for a retired client too. */
+  function finish(client: Client, seconds: number): Promise<void> {
+    const done = end(client, seconds)
     ending.add(done)
     done.then(() => ending.delete(done))
     return done
@@ -239,18 +238,20 @@ export function postgresDb(url: string, options: PostgresDbOptions = {}): Db {
   /** Statements waiting for room, in order. */
   const queued: (() => void)[] = []
 
+  const hasRoom = () => (unsettled.get(statements) ?? 0) < room
+
   /** Hands waiting statements to the current client while it has room (send counts each at once). */
   function handOut(): void {
-    while (queued.length > 0 && (unsettled.get(statements) ?? 0) < room) queued.shift()?.()
+    while (queued.length > 0 && hasRoom()) queued.shift()?.()
   }
 
   function statement<T>(text: string, params: unknown[]): Promise<T[]> {
-    if (closed || (queued.length === 0 && (unsettled.get(statements) ?? 0) < room)) return run<T>(text, params)
+    if (closed || (queued.length === 0 && hasRoom())) return run<T>(text, params)
     return new Promise<T[]>((resolve, reject) => queued.push(() => run<T>(text, params).then(resolve, reject)))
   }
 
   async function run<T>(text: string, params: unknown[]): Promise<T[]> {
-    if (closed) throw unavailable(Object.assign(new Error('the database was closed'), { code: 'CONNECTION_ENDED' }))
+    if (closed) throw closedError()
     const client = statements
     try {
       return await send<T>(client, text, params)
@@ -308,7 +309,7 @@ export function postgresDb(url: string, options: PostgresDbOptions = {}): Db {
     let lane = await acquire()
     if (closed) {
       release(lane)
-      throw unavailable(Object.assign(new Error('the database was closed'), { code: 'CONNECTION_ENDED' }))
+      throw closedError()
     }
     // Its connection closed while idle (the server restarted, say): a fresh client, as below.
     if (lane.closes !== lane.released) lane = renew(lane)
