@@ -33,7 +33,7 @@ export async function forward(
   const headers = requestHeadersForOrigin(c.req.raw.headers, {
     clientIp: edge.deps.clientIp?.(c),
     proto: req.proto,
-    host: req.url.host,
+    host: req.authority,
     admissionToken: admitted?.token,
   })
   let res: OriginResponse

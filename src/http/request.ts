@@ -8,7 +8,8 @@ import { canonicalHost } from '../core/rooms.js'
 import type { EdgeDeps } from './edge-context.js'
 
 export interface Incoming {
-  url: URL
+  /** The URL's host as the URL parser reads it (with its port): the Host the origin is told. */
+  authority: string
   proto: 'http' | 'https'
   /** Cookies get Secure. */
   secure: boolean
@@ -26,21 +27,49 @@ export interface Incoming {
   powAnswer: string | null
 }
 
-/** Reads the request; a path that could be read two ways is refused (ERR_BAD_PATH), and so are two Host headers. */
-export function readIncoming(c: Context, deps: Pick<EdgeDeps, 'scheme' | 'secureCookies' | 'clientIp'>): Incoming {
-  const url = new URL(c.req.url)
+/** What a request URL says, worked out once per URL text (a poll's URL is the same for every visitor). */
+interface UrlFacts {
+  authority: string
+  host: string
+  pathKey: string
+  originPath: string
+}
+const urlFacts = new Map<string, UrlFacts>()
+/**
+ * URLs remembered, of at most URL_REMEMBERED characters: an edge serves far fewer distinct URLs on its
+ * hot paths, and the map starts over when full (at most about half a megabyte).
+ */
+const URL_FACTS = 1024
+const URL_REMEMBERED = 512
+
+/** The URL parsed and its path made canonical (core/path.ts); a path that could be read two ways is refused. */
+function factsOf(href: string): UrlFacts {
+  let facts = urlFacts.get(href)
+  if (facts !== undefined) return facts
+  const url = new URL(href)
   const path = canonicalPath(url.pathname)
   if (!path.ok) throw new AnteroomError('ERR_BAD_PATH', `This address cannot be served: ${path.problem}.`, { field: 'path' })
+  facts = { authority: url.host, host: canonicalHost(url.host), pathKey: path.key, originPath: path.path + url.search }
+  if (href.length <= URL_REMEMBERED) {
+    if (urlFacts.size >= URL_FACTS) urlFacts.clear()
+    urlFacts.set(href, facts)
+  }
+  return facts
+}
+
+/** Reads the request; a path that could be read two ways is refused (ERR_BAD_PATH), and so are two Host headers. */
+export function readIncoming(c: Context, deps: Pick<EdgeDeps, 'scheme' | 'secureCookies' | 'clientIp'>): Incoming {
+  const url = factsOf(c.req.url)
   // Two Host headers reach the app joined by a comma; an origin might read either one.
   if (c.req.header('host')?.includes(',')) throw new AnteroomError('ERR_BAD_REQUEST', 'The request has more than one Host header.')
   const proto = deps.scheme?.(c) ?? 'http'
   return {
-    url,
+    authority: url.authority,
     proto,
     secure: deps.secureCookies === true || proto === 'https',
-    host: canonicalHost(url.host),
-    pathKey: path.key,
-    originPath: path.path + url.search,
+    host: url.host,
+    pathKey: url.pathKey,
+    originPath: url.originPath,
     cookie: c.req.header('cookie') ?? null,
     client: deps.clientIp?.(c),
     powAnswer: c.req.header(POW_HEADER) ?? null,
@@ -59,6 +88,6 @@ export function wantsJson(c: Context): boolean {
  * covers TLS ended in front of the edge. A host that is not plainly a host name gets 'self'.
  */
 export function ownSource(req: Incoming, path: string): string {
-  const host = req.url.host
+  const host = req.authority
   return /^[A-Za-z0-9.-]+(:[0-9]+)?$|^\[[0-9A-Fa-f:.]+\](:[0-9]+)?$/.test(host) ? `${req.proto}://${host}${path}` : "'self'"
 }

@@ -17,7 +17,7 @@ export const NO_STORE = 'no-store'
  */
 const policies = new Map<string, string>()
 function queuePagePolicy(req: Incoming): string {
-  const key = `${req.proto}://${req.url.host}`
+  const key = `${req.proto}://${req.authority}`
   let policy = policies.get(key)
   if (policy === undefined) {
     policy = `default-src 'none'; style-src ${ownSource(req, QUEUE_ASSETS.css.path)}; script-src ${ownSource(req, QUEUE_ASSETS.js.path)}; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`
