@@ -43,7 +43,7 @@ export class AdminAuth {
     if (parts.length !== 5 || parts[0] !== 's1') return undefined
     const [, name, exp36, id, mac] = parts as [string, string, string, string, string]
     const body = parts.slice(0, 4).join('.')
-    if (!safeEqual(mac, this.mac.sign(`admin-session|${body}`))) return undefined
+    if (!this.mac.verify(`admin-session|${body}`, mac)) return undefined
     const expires = Number.parseInt(exp36, 36)
     if (!(expires > now)) return undefined
     return { name, id, expires }

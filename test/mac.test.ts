@@ -4,11 +4,15 @@
 import { createHmac } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { jsMac } from '../src/adapters/js/mac.js'
+import { safeEqual } from '../src/core/compare.js'
 import { QueueTokens } from '../src/core/queue-token.js'
 import type { Mac } from '../src/ports/crypto.js'
 
 /** The references: node:crypto's HMAC, and WebCrypto's (asynchronous, so not a Mac). */
-const nodeMac = (secret: string): Mac => ({ sign: (data) => createHmac('sha256', secret).update(data).digest('base64url') })
+const nodeMac = (secret: string): Mac => {
+  const sign = (data: string) => createHmac('sha256', secret).update(data).digest('base64url')
+  return { sign, verify: (data, mac) => safeEqual(mac, sign(data)) }
+}
 async function webCryptoHmac(secret: string, data: string): Promise<string> {
   const encoder = new TextEncoder()
   const key = await crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])
@@ -42,7 +46,22 @@ describe('queue-token MAC in plain JavaScript', () => {
       const mine = jsMac(key).sign(data)
       expect(mine).toBe(nodeMac(key).sign(data))
       expect(mine).toBe(await webCryptoHmac(key, data))
+      expect(jsMac(key).verify(data, mine)).toBe(true)
     }
+  })
+
+  it('verifies its own MAC and nothing else: any one character changed, a MAC cut or grown, another key', () => {
+    const mac = jsMac('a-test-secret-that-is-long-enough-1234')
+    const data = 'q1.sale.AAAAAAAAAAAAAAAA.abc.def'
+    const good = mac.sign(data)
+    expect(mac.verify(data, good)).toBe(true)
+    for (let i = 0; i < good.length; i++) {
+      const changed = `${good.slice(0, i)}${good[i] === 'A' ? 'B' : 'A'}${good.slice(i + 1)}`
+      expect(mac.verify(data, changed), changed).toBe(false)
+    }
+    for (const other of ['', good.slice(0, -1), `${good}A`, `${good.slice(0, -1)}\u0100`]) expect(mac.verify(data, other)).toBe(false)
+    expect(mac.verify(`${data}x`, good)).toBe(false)
+    expect(jsMac('another-secret-that-is-long-enough-999').verify(data, good)).toBe(false)
   })
 
   it('signs queue tokens that the node:crypto MAC verifies, and the other way round', async () => {

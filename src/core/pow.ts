@@ -8,7 +8,6 @@
 // Challenge: p1.<room>.<visitor>.<difficulty>.<expiry ms, base 36>.<salt>.<mac>
 // Answer:    <challenge>.<nonce>, the nonce 1-32 of [A-Za-z0-9_-]; the answer is what is hashed.
 import type { Digest, Mac } from '../ports/crypto.js'
-import { safeEqual } from './compare.js'
 import { newVisitorId, VISITOR_ID } from './queue-token.js'
 import { ROOM_ID, type RoomSettings } from './settings.js'
 import { noPlace, type VisitorStatus } from './visit.js'
@@ -115,7 +114,7 @@ export class PowChallenges {
     }
     const fields = { room: forRoom, visitor, difficulty: Number(bits), expires: Number.parseInt(expires36, 36) }
     const body = bodyOf(fields, salt)
-    if (!safeEqual(mac, this.mac.sign(`pow|${body}`))) return { ok: false, problem: 'forged' }
+    if (!this.mac.verify(`pow|${body}`, mac)) return { ok: false, problem: 'forged' }
     if (fields.room !== room) return { ok: false, problem: 'wrong-room' }
     if (fields.expires <= now) return { ok: false, problem: 'expired' }
     // A room whose difficulty went up since the challenge asks for the new one.

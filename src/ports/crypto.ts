@@ -7,6 +7,8 @@ export interface Mac {
    * queued visitor's poll checks and re-signs its token in the turn it is read.
    */
   sign(data: string): string
+  /** Whether mac is sign(data), compared in time that does not depend on where they differ. */
+  verify(data: string, mac: string): boolean
 }
 
 /**

@@ -112,10 +112,11 @@ function toBytes(state: Int32Array, out: Uint8Array): void {
 
 /** The base64url alphabet as character codes. */
 const BASE64URL = Uint8Array.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_', (c) => c.charCodeAt(0))
-const text = new Uint8Array(43)
+/** The 43 characters' codes: a plain array, which String.fromCharCode.apply reads about twice as fast as a typed one. */
+const text: number[] = new Array(43).fill(0)
 
-/** 32 bytes as 43 base64url characters, unpadded: made in one call, so the string is flat. */
-function base64url(d: Uint8Array): string {
+/** 32 bytes as the codes of 43 base64url characters, unpadded, into text. */
+function base64urlCodes(d: Uint8Array): void {
   let j = 0
   for (let i = 0; i < 30; i += 3) {
     const v = ((d[i] as number) << 16) | ((d[i + 1] as number) << 8) | (d[i + 2] as number)
@@ -128,7 +129,6 @@ function base64url(d: Uint8Array): string {
   text[40] = BASE64URL[v >> 10] as number
   text[41] = BASE64URL[(v >> 4) & 63] as number
   text[42] = BASE64URL[(v << 2) & 63] as number
-  return String.fromCharCode.apply(null, text as unknown as number[])
 }
 
 const encoder = new TextEncoder()
@@ -196,23 +196,38 @@ export function jsMac(secret: string): Mac {
   }
   const inner = padState(key, 0x36)
   const outer = padState(key, 0x5c)
+  /** The MAC of data, as the codes of its 43 base64url characters in text. */
+  function macCodes(data: string): void {
+    state.set(inner)
+    if (!absorbAscii(data)) {
+      const bytes = encoder.encode(data)
+      state.set(inner)
+      absorb(state, bytes, bytes.length, 64)
+    }
+    // The outer hash: the inner digest (eight words), 0x80, zeros, and 96 bytes in bits.
+    for (let i = 0; i < 8; i++) w[i] = state[i] as number
+    w[8] = 0x80000000
+    w.fill(0, 9, 15)
+    w[15] = (64 + 32) * 8
+    state.set(outer)
+    compress(state)
+    toBytes(state, digest)
+    base64urlCodes(digest)
+  }
   return {
     sign(data) {
-      state.set(inner)
-      if (!absorbAscii(data)) {
-        const bytes = encoder.encode(data)
-        state.set(inner)
-        absorb(state, bytes, bytes.length, 64)
-      }
-      // The outer hash: the inner digest (eight words), 0x80, zeros, and 96 bytes in bits.
-      for (let i = 0; i < 8; i++) w[i] = state[i] as number
-      w[8] = 0x80000000
-      w.fill(0, 9, 15)
-      w[15] = (64 + 32) * 8
-      state.set(outer)
-      compress(state)
-      toBytes(state, digest)
-      return base64url(digest)
+      macCodes(data)
+      // Made in one call, so the string is flat.
+      return String.fromCharCode.apply(null, text)
+    },
+    verify(data, mac) {
+      if (mac.length !== 43) return false
+      macCodes(data)
+      // In time that does not depend on where they differ (as core/compare.ts's safeEqual), without
+      // making the expected text.
+      let diff = 0
+      for (let i = 0; i < 43; i++) diff |= (text[i] as number) ^ mac.charCodeAt(i)
+      return diff === 0
     },
   }
 }
