@@ -123,6 +123,22 @@ describe('batched polls (one packed argument per EVALSHA)', () => {
     expect(await redis.zcard(k.line)).toBe(0)
   })
 
+  it('polls reach Redis in the order they came: a full batch goes at once, after what gathered before it with another hint', async () => {
+    // Three polls with one hint, then twenty with another, in one turn: the second hint's first batch
+    // fills (and is sent) while the first hint's three are still gathering; they must go first.
+    const store = new RedisQueueStore(redis, luaScripts())
+    const room = 'order'
+    const fifo = { ...limits, mode: 'fifo' as const, totalActiveUsers: 0 }
+    const ids = Array.from({ length: 23 }, (_, i) => `O${String(i).padStart(15, '0')}`)
+    const before = Number((await redis.info('commandstats')).match(/cmdstat_evalsha:calls=(\d+)/)?.[1] ?? 0)
+    const results = await Promise.all(ids.map((visitor, i) => store.poll({ room, visitor, limits: fifo, hint: { active: i < 3 ? 0 : 1 } })))
+    const calls = Number((await redis.info('commandstats')).match(/cmdstat_evalsha:calls=(\d+)/)?.[1] ?? 0) - before
+    expect(await redis.zrange(roomKeys(room).line, '0', '-1')).toEqual(ids)
+    expect(results.map((r) => (r.state === 'queued' ? r.position : -1))).toEqual(ids.map((_, i) => i + 1))
+    // 3 with the first hint; 8, then 16 (of which 12 came) with the second.
+    expect(calls).toBe(3)
+  })
+
   it('polls with different hints go in different calls: an outage one edge reports is heard', async () => {
     // A StoreRelay gathers the polls of many Worker isolates; each brings its own hint.
     const store = new RedisQueueStore(redis, luaScripts())
