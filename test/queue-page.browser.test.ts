@@ -188,8 +188,9 @@ async function pollsQuietly(o: {
   const seen = watch(page)
   await recordCspViolations(page)
   const res = await page.goto(`${o.base}/tickets/show/7`)
-  // The first response cannot know that the browser runs scripts, so it carries Refresh...
-  expect(res?.headers().refresh).toBe('2')
+  // The first response cannot know that the browser runs scripts, so it carries Refresh, one refresh
+  // after the script's first poll (responses.ts)...
+  expect(res?.headers().refresh).toBe('4')
   expect(await text(page, '#position')).toBe('2')
   expect(await text(page, '#ahead')).toBe('1')
   // One slot, A's for a 10-minute session, then B's: the browser's turn is about 20 minutes away.
@@ -200,7 +201,7 @@ async function pollsQuietly(o: {
     .toBe(true)
   // ...which reloads the page once; from then on the page is served without it and the script polls.
   await expect.poll(() => seen.navigations, PAGE_WAIT).toBe(2)
-  expect(seen.documents.map((d) => d.refresh)).toEqual(['2', undefined])
+  expect(seen.documents.map((d) => d.refresh)).toEqual(['4', undefined])
   expect(await text(page, '#position')).toBe('2')
   const pollsBefore = seen.polls
   await expect.poll(() => seen.polls, PAGE_WAIT).toBeGreaterThan(pollsBefore + 1)
@@ -377,7 +378,8 @@ describe('the queue page in headless Chromium', () => {
     const page = await context.newPage()
     const seen = watch(page)
     const res = await page.goto(`${base}/plain/checkout`)
-    expect(res?.headers().refresh).toBe('2')
+    // The meta at the next poll, the header a refresh later: the meta moves the page.
+    expect(res?.headers().refresh).toBe('4')
     expect(await text(page, '#position')).toBe('1')
     expect(await text(page, '#ahead')).toBe('0')
     expect(await page.locator('noscript meta[http-equiv="refresh"][content="2"]').count()).toBe(1)
@@ -386,7 +388,7 @@ describe('the queue page in headless Chromium', () => {
     await expect.poll(() => seen.navigations, PAGE_WAIT).toBeGreaterThanOrEqual(2)
     expect(await text(page, '#position')).toBe('1')
     expect((await context.cookies()).some((c) => c.name === 'anteroom_js')).toBe(false)
-    expect(seen.documents.every((d) => d.refresh === '2')).toBe(true)
+    expect(seen.documents.every((d) => d.refresh === '4')).toBe(true)
 
     const claims = JSON.parse(
       Buffer.from((holder.cookies.get('anteroom_a_plain') as string).split('.')[1] as string, 'base64url').toString(),

@@ -48,9 +48,12 @@ export function waitResponse(
   headers['referrer-policy'] = 'no-referrer'
   // The page's script polls by itself where it runs: it sets JS_COOKIE to its own version. Elsewhere,
   // and when the browser ran another version (a page of this release is then its first, and its
-  // script may come from an edge of the last one), the Refresh header does.
+  // script may come from an edge of the last one), the Refresh header does, one refresh after the
+  // script's first poll (a browser without scripts has the noscript meta, at the poll itself). Had
+  // both come together, a page without a place could ask twice without a queue cookie, the reload
+  // sent before the poll's cookie was stored: two places for one browser.
   if (status.state !== 'closed' && readCookie(req.cookie, JS_COOKIE) !== QUEUE_ASSETS.js.version)
-    headers.refresh = String(refreshAfter(status))
+    headers.refresh = String(refreshAfter(status) + status.refreshSeconds)
   if (wait.httpStatus === 503) headers['retry-after'] = String(status.refreshSeconds)
   return new Response(queuePage(status, room), { status: wait.httpStatus, headers })
 }
