@@ -611,6 +611,14 @@ export function tokenArrival(token: string | undefined): number | undefined {
   return Number.isFinite(n) ? n : undefined
 }
 
+/** The expiry (ms, the edge's clock) in a queue token's text, if it has one. */
+export function tokenExpiry(token: string): number | undefined {
+  const parts = decodeURIComponent(token).split('.')
+  if (parts[0] !== 'q1' || parts.length < 6) return undefined
+  const n = Number.parseInt(parts[4]!, 36)
+  return Number.isFinite(n) ? n : undefined
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)))
 
 /**
@@ -896,7 +904,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       let pollAfter: number | undefined
       let received = sent
       try {
-        const joining = !jar.cookies.has(queueCookie) && !jar.cookies.has(admissionCookie)
+        const held = jar.cookies.get(queueCookie)
         const answered = powAnswer
         powAnswer = undefined
         const sentWall = Date.now()
@@ -909,9 +917,25 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
         )
         received = now()
         const state = r.json?.state
+        // A join: no cookie of the edge's, or a queue token that had lapsed by the time the answer came
+        // (its expiry, on the edge's clock, is the last poll plus abandonAfter): the edge then sees a
+        // newcomer. In a sale compressed 30 times abandonAfter is a few real seconds, and an edge slowed
+        // by an opening's burst lets some tokens lapse.
+        const lapsed =
+          held !== undefined && !jar.cookies.has(admissionCookie) && (tokenExpiry(held) ?? Number.POSITIVE_INFINITY) <= Date.now()
+        if (lapsed) v.lapsedTokens = (v.lapsedTokens ?? 0) + 1
+        const joining = lapsed || (held === undefined && !jar.cookies.has(admissionCookie))
         if (joining && (!o.powDifficulty || answered !== undefined) && state !== 'scheduled') {
           const place = state === 'prequeue' || state === 'queued' || state === 'admitted'
-          joins.push({ network: plan.network, bot: false, sent: sentWall, received: Date.now(), status: r.status, place })
+          joins.push({
+            network: plan.network,
+            bot: false,
+            sent: sentWall,
+            received: Date.now(),
+            status: r.status,
+            place,
+            ...(lapsed ? { lapsed } : {}),
+          })
           if (r.status === 429) joins[joins.length - 1]!.retryAfter = Number.isFinite(r.retryAfter)
         }
         // Proof of work: solved as the page's worker does, and sent at once with the next status request.

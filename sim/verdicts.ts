@@ -75,6 +75,8 @@ export interface VisitorRecord {
   powMs?: number
   /** Joins refused over the network cap (429). */
   refusedJoins?: number
+  /** Polls whose queue token had lapsed when answered (the edge took them for a newcomer). */
+  lapsedTokens?: number
   /** A scheduled sale, where a wait runs from the opening (arrivedAt): when the first request was sent. */
   requestedAt?: number
   /** A place a bot took (polled like anyone's; it buys nothing). */
@@ -901,6 +903,8 @@ export interface JoinRecord {
   place: boolean
   /** A 429 that carried Retry-After. */
   retryAfter?: boolean
+  /** A visitor back after their queue token lapsed (the edge saw a newcomer). */
+  lapsed?: boolean
 }
 
 /**

@@ -84,9 +84,10 @@ export class RedisQueueStore implements QueueStore {
   ) {}
 
   /**
-   * Polls of a room that arrive together (with the same limits, hint and clock) wait for the end of
-   * the current turn of the event loop and go to Redis as one EVALSHA: each poll still costs one
-   * round trip, but ioredis and Redis handle one command for many visitors. Hints are never merged:
+   * Polls of a room that arrive together (with the same limits, hint and clock) go to Redis as one
+   * EVALSHA, when the batch is full (FIRST_BATCH, then twice as many) or at the end of the current
+   * turn of the event loop: each poll still costs one round trip, but ioredis and Redis handle one
+   * command for many visitors. Hints are never merged:
    * a StoreRelay serves the polls of many Worker isolates, each with its own hint (an outage it saw,
    * the life and active count it knows), and the script must hear each.
    */
