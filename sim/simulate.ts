@@ -604,18 +604,20 @@ function absorb(jar: Jar, setCookie: string | string[] | undefined) {
 
 /** The arrival (µs) in a queue token: q1.room.visitor.arrival36.expires36.mac. */
 export function tokenArrival(token: string | undefined): number | undefined {
-  if (token === undefined) return undefined
-  const parts = decodeURIComponent(token).split('.')
-  if (parts[0] !== 'q1' || parts.length < 6) return undefined
-  const n = Number.parseInt(parts[3]!, 36)
-  return Number.isFinite(n) ? n : undefined
+  return tokenNumber(token, 3)
 }
 
 /** The expiry (ms, the edge's clock) in a queue token's text, if it has one. */
-export function tokenExpiry(token: string): number | undefined {
+export function tokenExpiry(token: string | undefined): number | undefined {
+  return tokenNumber(token, 4)
+}
+
+/** A base-36 field of a queue token's text (q1.room.visitor.arrival.expiry.mac). */
+function tokenNumber(token: string | undefined, field: 3 | 4): number | undefined {
+  if (token === undefined) return undefined
   const parts = decodeURIComponent(token).split('.')
   if (parts[0] !== 'q1' || parts.length < 6) return undefined
-  const n = Number.parseInt(parts[4]!, 36)
+  const n = Number.parseInt(parts[field] as string, 36)
   return Number.isFinite(n) ? n : undefined
 }
 
