@@ -3,7 +3,9 @@
 // general-admission tickets on a counter split into 8 buckets. Both run through the booking origin
 // (createOriginApp, app.request, admission tokens as the contract makes them) on a pool of 10
 // connections, as in production, in a database of their own on the shared server, so that its
-// pg_stat_database.deadlocks counts these sales only. Figures are printed, never asserted on.
+// pg_stat_database.deadlocks counts these sales only. Figures are printed, never asserted on. Each
+// buyer acts as the contract asks of a client: a 503 with Retry-After is asked again (the CI machine,
+// stalled, once ran 197 of 20,000 holds into that answer).
 import { createLocalJWKSet } from 'jose'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { TestPaymentProvider } from '../src/adapters/payments/test-provider.js'
@@ -118,17 +120,37 @@ describe('the festival weekend on the PostgreSQL server', () => {
       if (o.key) headers['idempotency-key'] = o.key
       const started = performance.now()
       const res = await app.request(path, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) })
-      // biome-ignore lint/suspicious/noExplicitAny: answers are read field by field
-      return { status: res.status, body: (await res.json()) as Record<string, any>, ms: performance.now() - started }
+      return {
+        status: res.status,
+        retryAfter: res.headers.get('retry-after'),
+        // biome-ignore lint/suspicious/noExplicitAny: answers are read field by field
+        body: (await res.json()) as Record<string, any>,
+        ms: performance.now() - started,
+      }
+    }
+    /** Every 503 (with Retry-After) answered before a request's final answer. */
+    const busy: { code: string | undefined; retryAfter: string | null }[] = []
+    /**
+     * A request as a client that follows the contract sends it: a 503 with Retry-After ("the seats
+     * are busy", "the database is unavailable") is sent again after that many seconds, up to three
+     * times (a confirm with its Idempotency-Key, which charges once); any other answer is final.
+     */
+    async function again(method: string, path: string, token: string, o: { body?: unknown; key?: string } = {}) {
+      for (let attempt = 1; ; attempt++) {
+        const r = await send(method, path, token, o)
+        if (r.status !== 503 || r.retryAfter === null || attempt > 3) return r
+        busy.push({ code: r.body.error?.code, retryAfter: r.retryAfter })
+        await new Promise((resolve) => setTimeout(resolve, Number(r.retryAfter) * 1000))
+      }
     }
     /** Every guest's hold at once, then every winner's confirm at once; the figures of both. */
     async function run(guests: { visitor: string; token: string; items: ItemClaim[] }[]) {
       const t0 = performance.now()
-      const holds = await Promise.all(guests.map((g) => send('POST', `/events/${event}/holds`, g.token, { body: { items: g.items } })))
+      const holds = await Promise.all(guests.map((g) => again('POST', `/events/${event}/holds`, g.token, { body: { items: g.items } })))
       const t1 = performance.now()
       const winners = holds.map((r, i) => ({ r, g: guests[i]! })).filter(({ r }) => r.status === 201)
       const confirms = await Promise.all(
-        winners.map(({ r, g }) => send('POST', `/holds/${r.body.hold.id}/confirm`, g.token, { key: `pay-${g.visitor}-0001` })),
+        winners.map(({ r, g }) => again('POST', `/holds/${r.body.hold.id}/confirm`, g.token, { key: `pay-${g.visitor}-0001` })),
       )
       const t2 = performance.now()
       const ms = holds.map((h) => h.ms)
@@ -136,12 +158,14 @@ describe('the festival weekend on the PostgreSQL server', () => {
         holds,
         winners,
         confirms,
+        busy,
         figures: {
           holdsMs: Math.round(t1 - t0),
           confirmsMs: Math.round(t2 - t1),
           holdsPerSecond: Math.round(guests.length / ((t1 - t0) / 1000)),
           holdP50Ms: Math.round(percentile(ms, 50)),
           holdP99Ms: Math.round(percentile(ms, 99)),
+          busyAnswers: busy.length,
         },
       }
     }
@@ -200,12 +224,26 @@ describe('the festival weekend on the PostgreSQL server', () => {
     }
   }
 
-  /** Every hold answered 201, or 409 for items short; never a 5xx. */
-  function answered(holds: { status: number; body: Record<string, { code?: string }> }[]) {
+  /**
+   * Every hold's final answer was 201, or 409 for items short; never a 500. A buyer told 503 on the
+   * way was told to come back (Retry-After) for a reason the contract names (ERR_DB_BUSY: a lock
+   * wait ran out; ERR_DB_UNAVAILABLE: a connection failed), and came back.
+   */
+  function answered(
+    holds: { status: number; body: Record<string, { code?: string }> }[],
+    busy: { code: string | undefined; retryAfter: string | null }[],
+  ) {
     const statuses = holds.map((h) => h.status)
-    expect(statuses.filter((c) => c >= 500)).toEqual([])
+    const failed = holds.filter((h) => h.status >= 500).map((h) => `${h.status} ${h.body.error?.code}`)
+    expect(failed, 'final answers of 5xx').toEqual([])
+    expect(busy.filter((b) => !(b.code === 'ERR_DB_BUSY' || b.code === 'ERR_DB_UNAVAILABLE') || !(Number(b.retryAfter) > 0))).toEqual([])
     expect(statuses.every((c) => c === 201 || c === 409)).toBe(true)
     expect(holds.filter((h) => h.status === 409 && h.body.error?.code !== 'ERR_ITEMS_SHORT')).toEqual([])
+  }
+
+  /** The SQL errors seen: none, except lock waits that ran out (55P03, answered 503 ERR_DB_BUSY and asked again). */
+  function expectOnlyLockWaits(errors: Record<string, number>) {
+    expect(Object.keys(errors).filter((state) => state !== '55P03')).toEqual([])
   }
 
   const units = (winners: { r: { body: Record<string, { items: ItemClaim[] }> } }[], item: string) =>
@@ -285,7 +323,7 @@ describe('the festival weekend on the PostgreSQL server', () => {
         items: i % 5 < 4 ? (kinds[i % 5] as ItemClaim[]) : one(Math.floor(i / 5) % 2 === 0 ? 'night-12' : 'night-13'),
       })),
     )
-    const { holds, winners, confirms, figures } = await s.run(guests)
+    const { holds, winners, confirms, busy, figures } = await s.run(guests)
     const after = await outcome(s, guests[0]!.token)
     const packages = winners.filter(({ g }) => g.items.length === 2).length
     console.log('festival, 2,000 guests for 40 rooms a night:', {
@@ -297,7 +335,7 @@ describe('the festival weekend on the PostgreSQL server', () => {
       sqlErrors: after.errors,
     })
 
-    answered(holds)
+    answered(holds, busy)
     expect(units(winners, 'night-12')).toBe(40)
     expect(units(winners, 'night-13')).toBe(40)
     expect(confirms.map((c) => c.status).filter((c) => c !== 200)).toEqual([])
@@ -313,7 +351,7 @@ describe('the festival weekend on the PostgreSQL server', () => {
     ])
     expect(s.payments.charges.reduce((n, c) => n + c.amountCents, 0)).toBe(80 * 9000)
     expect(after.deadlocks).toBe(0)
-    expect(after.errors).toEqual({})
+    expectOnlyLockWaits(after.errors)
   })
 
   // A long run on a shared machine: the test timeout is only a guard against a hang.
@@ -329,7 +367,7 @@ describe('the festival weekend on the PostgreSQL server', () => {
         items: [{ item: 'ga', quantity: i % 10 === 9 ? 2 : 1 }],
       })),
     )
-    const { holds, winners, confirms, figures } = await s.run(guests)
+    const { holds, winners, confirms, busy, figures } = await s.run(guests)
     const heldUnits = units(winners, 'ga')
     const after = await outcome(s, guests[0]!.token)
     console.log('general admission, 20,000 buyers for 5,000 tickets in 8 buckets:', {
@@ -342,7 +380,7 @@ describe('the festival weekend on the PostgreSQL server', () => {
       sqlErrors: after.errors,
     })
 
-    answered(holds)
+    answered(holds, busy)
     expect(heldUnits).toBe(5000)
     expect(confirms.map((c) => c.status).filter((c) => c !== 200)).toEqual([])
     expect(after.items).toEqual([{ item: 'ga', name: 'General admission', total: 5000, free: 0, held: 0, sold: 5000 }])
@@ -351,6 +389,6 @@ describe('the festival weekend on the PostgreSQL server', () => {
     expect(after.buckets.map((b) => b.sold)).toEqual(after.buckets.map((b) => b.capacity))
     expect(after.tickets).toEqual([{ item: 'ga', n: 5000, distinct: 5000, low: 1, high: 5000 }])
     expect(after.deadlocks).toBe(0)
-    expect(after.errors).toEqual({})
+    expectOnlyLockWaits(after.errors)
   })
 })
