@@ -923,10 +923,10 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
         // (its expiry, on the edge's clock, is the last poll plus abandonAfter): the edge then sees a
         // newcomer. In a sale compressed 30 times abandonAfter is a few real seconds, and an edge slowed
         // by an opening's burst lets some tokens lapse.
-        const lapsed =
-          held !== undefined && !jar.cookies.has(admissionCookie) && (tokenExpiry(held) ?? Number.POSITIVE_INFINITY) <= Date.now()
+        const unadmitted = !jar.cookies.has(admissionCookie)
+        const lapsed = held !== undefined && unadmitted && (tokenExpiry(held) ?? Number.POSITIVE_INFINITY) <= Date.now()
         if (lapsed) v.lapsedTokens = (v.lapsedTokens ?? 0) + 1
-        const joining = lapsed || (held === undefined && !jar.cookies.has(admissionCookie))
+        const joining = lapsed || (held === undefined && unadmitted)
         if (joining && (!o.powDifficulty || answered !== undefined) && state !== 'scheduled') {
           const place = state === 'prequeue' || state === 'queued' || state === 'admitted'
           joins.push({

@@ -59,17 +59,17 @@ function factsOf(href: string): UrlFacts {
 
 /** Reads the request; a path that could be read two ways is refused (ERR_BAD_PATH), and so are two Host headers. */
 export function readIncoming(c: Context, deps: Pick<EdgeDeps, 'scheme' | 'secureCookies' | 'clientIp'>): Incoming {
-  const url = factsOf(c.req.url)
+  const facts = factsOf(c.req.url)
   // Two Host headers reach the app joined by a comma; an origin might read either one.
   if (c.req.header('host')?.includes(',')) throw new AnteroomError('ERR_BAD_REQUEST', 'The request has more than one Host header.')
   const proto = deps.scheme?.(c) ?? 'http'
   return {
-    authority: url.authority,
+    authority: facts.authority,
     proto,
     secure: deps.secureCookies === true || proto === 'https',
-    host: url.host,
-    pathKey: url.pathKey,
-    originPath: url.originPath,
+    host: facts.host,
+    pathKey: facts.pathKey,
+    originPath: facts.originPath,
     cookie: c.req.header('cookie') ?? null,
     client: deps.clientIp?.(c),
     powAnswer: c.req.header(POW_HEADER) ?? null,
