@@ -7,7 +7,7 @@
 // after `patienceSeconds`; the store drops them abandonAfter later; if they reach the head before that,
 // they are granted and hold the slot until the drop time instead of a whole session.
 
-import { dueAdmissions, grantBudget, paceAfter, perSecondCap } from '../src/core/admission.js'
+import { dueAdmissions, grantBudget, paceAfter } from '../src/core/admission.js'
 
 export interface ArrivalCurve {
   /** 'scheduled': a pre-queue of durationSeconds; the model lets everyone in line at once at the opening, as 'opening'. */
@@ -205,7 +205,7 @@ export function predict(input: PredictInput): Prediction {
       if (c.patient + c.quitters <= EPS) head++
     }
     admittedAt[t] = granted
-    tatUs = paceAfter(tatUs, pace, granted, perSecondCap(n) - inSecond, (t * 1_000_000) / k, n)
+    tatUs = paceAfter(tatUs, pace, granted, n)
     grantedThisSecond += granted
     if (drainedAt === undefined && patientLeft <= 1e-6 && t >= arrivalTicks - 1) drainedAt = second
     // The outputs are per second: the state at the end of each second, and what it granted.

@@ -73,21 +73,17 @@ export function perSecondCap(newUsersPerMinute: number): number {
 }
 
 /**
- * The last slot after `granted` admissions at `nowUs`. What the per-second cap held back is not kept
- * for later: a burst of caught-up admissions used it, and carrying it on would only make the next burst.
+ * The last slot after `granted` admissions. What the per-second cap held back stays due: a later poll
+ * may admit it, within the cap, as the second slides on. The pace never runs more than CATCH_UP_US
+ * behind the time (dueAdmissions), so no more than a second's admissions are ever owed.
  */
 export function paceAfter(
   lastSlotUs: number | undefined,
   pace: { due: number; fromUs: number },
   granted: number,
-  perSecondRoom: number,
-  nowUs: number,
   newUsersPerMinute: number,
 ): number | undefined {
-  const interval = emissionIntervalUs(newUsersPerMinute)
-  let next = granted > 0 ? pace.fromUs + (granted - 1) * interval : lastSlotUs
-  if (perSecondRoom < pace.due) next = next === undefined ? nowUs - interval : Math.max(next, nowUs - interval)
-  return next
+  return granted > 0 ? pace.fromUs + (granted - 1) * emissionIntervalUs(newUsersPerMinute) : lastSlotUs
 }
 
 export interface BudgetInput {
@@ -408,8 +404,7 @@ export function pollRoom(
         heads++
       }
     }
-    const perSecondRoom = perSecondCap(limits.newUsersPerMinute) - admittedLastSecond
-    room.lastSlotUs = paceAfter(room.lastSlotUs, pace, heads, perSecondRoom, nowUs, limits.newUsersPerMinute)
+    room.lastSlotUs = paceAfter(room.lastSlotUs, pace, heads, limits.newUsersPerMinute)
   }
   room.admitted += admittedNow
 

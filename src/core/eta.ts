@@ -431,6 +431,8 @@ export interface LineForecast {
   pollRate: number
   intervalMs: number
   cap: number
+  /** The pace's last slot at the look, µs (null: none yet). */
+  lastSlotUs: number | null
   refreshMs: number
   dropRate: number
   point: Schedule
@@ -457,6 +459,7 @@ export function forecastLine(s: LineSnapshot, room: RoomSettings): LineForecast 
     pollRate: s.pollRate,
     intervalMs: emissionIntervalUs(room.newUsersPerMinute) / 1000,
     cap: perSecondCap(room.newUsersPerMinute),
+    lastSlotUs: s.lastSlotUs,
     refreshMs: refresh,
     dropRate: s.dropRate,
     point: schedule(s, room, { paceShare: s.paceShare, shiftMs: 0, holdMs: session + refresh / 2, ...renewed }, count),
@@ -551,7 +554,7 @@ function shortLineMs(position: number, waiting: number, newcomers: number, f: Li
 export function estimateWait(f: LineForecast, poll: QueuedPoll, polls = true): WaitEstimate | null {
   const { position, now } = poll
   const since = grantsSinceLook(f, poll)
-  const credit = Math.max(0, f.cap - (since ?? 0))
+  const credit = Math.max(0, f.cap - (since ?? 0), owedSlots(f, since, now))
   // Newcomers poll too: the polls the looks saw beyond those of the line, or the arrivals since the look.
   const waiting = Math.max(position, poll.waiting)
   const arrived = since === undefined ? 0 : (waiting + since - f.waiting) / Math.max(500, now - f.at)
@@ -572,6 +575,18 @@ export function estimateWait(f: LineForecast, poll: QueuedPoll, polls = true): W
     low: Math.min(Math.floor(0.8 * s), waitSeconds(low - slack, polls, next, f.refreshMs)),
     high: Math.max(Math.ceil(1.2 * s), hi),
   }
+}
+
+/**
+ * What the pace owes at `now` (core/admission.ts paceAfter: what the per-second cap held back stays
+ * due): the slots from the look's last slot and the grants since it, up to now, no more than a
+ * second's (perSecondCap). 0 when the grants since the look are not known.
+ */
+function owedSlots(f: LineForecast, since: number | undefined, now: number): number {
+  if (since === undefined) return 0
+  const first = f.lastSlotUs === null ? f.at - 1000 : Math.max(f.lastSlotUs / 1000 + f.intervalMs, f.at - 1000)
+  const last = first + (since - 1) * f.intervalMs
+  return Math.min(f.cap, Math.max(0, Math.floor((now - last) / f.intervalMs)))
 }
 
 /** estimateWait's wait (ms) on one schedule, `extra` added; null if the grant never comes. Module-level: no closure per poll. */

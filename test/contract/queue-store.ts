@@ -210,6 +210,32 @@ export function queueStoreContract(name: string, makeHarness: () => Promise<Stor
       },
     )
 
+    it('keeps the rate when polls reach the store unevenly (a stalled edge, a relay): what the per-second cap trims stays due', async () => {
+      const { store } = await makeHarness()
+      const room = newRoom()
+      // 600 a minute: 10 a second, at most 11 in any second; a line longer than a minute's admissions.
+      const perMinute = 600
+      const l = limits({ totalActiveUsers: 100_000, newUsersPerMinute: perMinute, abandonAfterMs: 600_000 })
+      const n = perMinute + 100
+      for (let i = 0; i < n; i++) await store.poll({ room, visitor: vid(i), limits: { ...l, mode: 'paused' }, now: T0 })
+      // One poll at a time, from the back of the line, 20 to 450 ms apart. When the pace dropped what
+      // the cap trimmed, this admitted 0.91 of the rate.
+      const admittedAt: number[] = []
+      let lineLength = n
+      let now = T0 + 1
+      for (let k = 0; now < T0 + 60_000; k++) {
+        await store.poll({ room, visitor: vid(n - 1), limits: l, now })
+        const stats = await store.stats(room, now)
+        for (let g = 0; g < lineLength - stats.waiting; g++) admittedAt.push(now)
+        lineLength = stats.waiting
+        now += 20 + ((k * 7919) % 431)
+      }
+      const inSecond = (end: number) => admittedAt.filter((t) => t > end - 1000 && t <= end).length
+      expect(Math.max(...admittedAt.map(inSecond))).toBeLessThanOrEqual(Math.floor(perMinute / 60) + 1)
+      const span = (admittedAt.at(-1) as number) - T0
+      expect(admittedAt.length).toBeGreaterThanOrEqual(Math.floor((0.95 * perMinute * span) / 60_000))
+    })
+
     it('drops visitors who stop polling, and gives back an admission nobody came for', async () => {
       const { store } = await makeHarness()
       const room = newRoom()

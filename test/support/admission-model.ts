@@ -40,8 +40,7 @@ export function allowedAt(
   const allowed = Math.max(0, Math.min(free, rate, before.waiting))
   let bound: StepLimit['bound'] = 'none'
   if (before.waiting > 0) bound = free < rate ? 'cap' : rate < free ? 'rate' : 'both'
-  const perSecondRoom = perSecondCap(limits.newUsersPerMinute) - budget.admittedLastSecond
-  const tatAfter = (granted: number) => paceAfter(tatUs, pace, granted, perSecondRoom, now * 1000, limits.newUsersPerMinute)
+  const tatAfter = (granted: number) => paceAfter(tatUs, pace, granted, limits.newUsersPerMinute)
   return { allowed, bound, tatAfter }
 }
 

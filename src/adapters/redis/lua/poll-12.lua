@@ -318,11 +318,9 @@ if mode == 'fifo' and not recovering and not beforeOpening and not holding then
       admittedNow = admittedNow + grants
     end
   end
-  -- The pace (paceAfter): what the per-second cap held back is not kept for a later burst.
-  local nextSlot = lastSlotUs
-  if grants > 0 then nextSlot = fromUs + (grants - 1) * interval end
-  if perSecondRoom < due then nextSlot = math.max(nextSlot or (nowUs - interval), nowUs - interval) end
-  if nextSlot then redis.call('SET', pace, nextSlot) end
+  -- The pace (paceAfter): the last slot moves on by what was granted; what the per-second cap held
+  -- back stays due, within the second of catch-up.
+  if grants > 0 then redis.call('SET', pace, fromUs + (grants - 1) * interval) end
 end
 if admittedNow > 0 then redis.call('HINCRBY', stat, 'admitted', admittedNow) end
 
