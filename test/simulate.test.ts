@@ -621,24 +621,30 @@ describe('scaling', () => {
   })
 })
 
+/** What the CI-sized sales share: the room's limits, 30x compression, and how visitors behave. */
+const CI_SALE = {
+  limits: {
+    totalActiveUsers: 300,
+    newUsersPerMinute: 150,
+    sessionDurationSeconds: 300,
+    refreshSeconds: 60,
+    abandonAfterSeconds: 180,
+  },
+  scale: 30,
+  abandonShare: 0.1,
+  patienceSeconds: 300,
+  buyShare: 0.5,
+}
+
 describe('a CI-sized sale', () => {
   for (const runtime of ['node', 'worker'] as const) {
     it(`2,000 visitors on a ramp, 30x compressed, pass every verdict (${runtime} edge)`, { timeout: 300_000 }, async () => {
       const sale = () =>
         simulate({
+          ...CI_SALE,
           visitors: 2000,
           curve: { kind: 'ramp', durationSeconds: 300 },
-          limits: {
-            totalActiveUsers: 800,
-            newUsersPerMinute: 150,
-            sessionDurationSeconds: 300,
-            refreshSeconds: 60,
-            abandonAfterSeconds: 180,
-          },
-          scale: 30,
-          abandonShare: 0.1,
-          patienceSeconds: 300,
-          buyShare: 0.5,
+          limits: { ...CI_SALE.limits, totalActiveUsers: 800 },
           seed: 7,
           maxRealSeconds: 90,
           // The Worker runs in workerd (Miniflare) on a redis-server started for the run.
@@ -681,21 +687,6 @@ describe('a CI-sized sale', () => {
     })
   }
 })
-
-/** What the CI-sized sales below share: the room's limits, 30x compression, and how visitors behave. */
-const CI_SALE = {
-  limits: {
-    totalActiveUsers: 300,
-    newUsersPerMinute: 150,
-    sessionDurationSeconds: 300,
-    refreshSeconds: 60,
-    abandonAfterSeconds: 180,
-  },
-  scale: 30,
-  abandonShare: 0.1,
-  patienceSeconds: 300,
-  buyShare: 0.5,
-}
 
 describe('a CI-sized sold-out sale', () => {
   for (const runtime of ['node', 'worker'] as const) {

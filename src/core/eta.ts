@@ -15,7 +15,7 @@
 // line really gets (grants happen only on polls). forecastLine turns one look into grant schedules
 // (once per look, when somebody asks); estimateWait reads a visitor's wait off them, with no store call.
 import type { RoomWatch, WatchLook } from '../ports/queue-store.js'
-import { emissionIntervalUs, perSecondCap } from './admission.js'
+import { dueAdmissions, emissionIntervalUs, perSecondCap } from './admission.js'
 import { nextPollMs, onPoll } from './polling.js'
 import type { RoomSettings } from './settings.js'
 
@@ -431,6 +431,7 @@ export interface LineForecast {
   pollRate: number
   intervalMs: number
   cap: number
+  newUsersPerMinute: number
   /** The pace's last slot at the look, µs (null: none yet). */
   lastSlotUs: number | null
   refreshMs: number
@@ -459,6 +460,7 @@ export function forecastLine(s: LineSnapshot, room: RoomSettings): LineForecast 
     pollRate: s.pollRate,
     intervalMs: emissionIntervalUs(room.newUsersPerMinute) / 1000,
     cap: perSecondCap(room.newUsersPerMinute),
+    newUsersPerMinute: room.newUsersPerMinute,
     lastSlotUs: s.lastSlotUs,
     refreshMs: refresh,
     dropRate: s.dropRate,
@@ -579,14 +581,15 @@ export function estimateWait(f: LineForecast, poll: QueuedPoll, polls = true): W
 
 /**
  * What the pace owes at `now` (core/admission.ts paceAfter: what the per-second cap held back stays
- * due): the slots from the look's last slot and the grants since it, up to now, no more than a
- * second's (perSecondCap). 0 when the grants since the look are not known.
+ * due), by the rule's own dueAdmissions: the grants since the look took the slots from the look's
+ * first due one on; what is due after the last of them, no more than perSecondCap. 0 when the grants
+ * since the look are not known.
  */
 function owedSlots(f: LineForecast, since: number | undefined, now: number): number {
   if (since === undefined) return 0
-  const first = f.lastSlotUs === null ? f.at - 1000 : Math.max(f.lastSlotUs / 1000 + f.intervalMs, f.at - 1000)
-  const last = first + (since - 1) * f.intervalMs
-  return Math.min(f.cap, Math.max(0, Math.floor((now - last) / f.intervalMs)))
+  const n = f.newUsersPerMinute
+  const first = dueAdmissions(f.lastSlotUs ?? undefined, f.at * 1000, n).fromUs
+  return Math.min(f.cap, dueAdmissions(first + (since - 1) * emissionIntervalUs(n), now * 1000, n).due)
 }
 
 /** estimateWait's wait (ms) on one schedule, `extra` added; null if the grant never comes. Module-level: no closure per poll. */
