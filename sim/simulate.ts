@@ -220,6 +220,21 @@ export interface ScheduledOutcome {
 
 const SEATS_EVENT = 'demo'
 
+/**
+ * How long the visitors' connections stay open idle. Below the servers': workerd and Node's http
+ * server close an idle keep-alive connection after 5 s without saying so in a Keep-Alive header, and
+ * a request sent as they close fails on a socket the other side closed (CI, stop 22, the Worker edge:
+ * one `SocketError` in a sale). Browsers retry such a request by themselves; undici does not.
+ */
+export const CLIENT_KEEP_ALIVE_MS = 4_000
+
+/** An error's name and, for undici's, its code and message ('SocketError UND_ERR_SOCKET: other side closed'). */
+function errorName(err: unknown): string {
+  if (!(err instanceof Error)) return 'error'
+  const code = (err as { code?: unknown }).code
+  return typeof code === 'string' ? `${err.name} ${code}: ${err.message.slice(0, 60)}` : err.name
+}
+
 /** Scales sale settings to real ones; the edge's minimums (refresh 2 s, session 10 s, abandon 5 s) win. */
 export function scaleLimits(limits: RoomLimits, scale: number): Scaling {
   const notes: string[] = []
@@ -671,7 +686,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       log(`  the edge took ${((Date.now() - saleZeroWall) / 1000).toFixed(1)} s longer to start than allowed: the sale starts late`)
     await sleep(saleZeroWall - Date.now())
   }
-  const agent = new Agent({ connections: o.connections ?? 64, keepAliveTimeout: 10_000 })
+  const agent = new Agent({ connections: o.connections ?? 64, keepAliveTimeout: CLIENT_KEEP_ALIVE_MS })
   // With a network cap, humans come from their own /24s, a few each (the cap counts per network).
   const cap = o.networkCap ?? 0
   const perNetwork = Math.max(1, o.humansPerNetwork ?? Math.floor(cap / 2))
@@ -679,7 +694,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     cap > 0
       ? Array.from(
           { length: Math.ceil(o.visitors / perNetwork) },
-          (_, n) => new Agent({ connections: 2, keepAliveTimeout: 10_000, localAddress: humanAddress(n) }),
+          (_, n) => new Agent({ connections: 2, keepAliveTimeout: CLIENT_KEEP_ALIVE_MS, localAddress: humanAddress(n) }),
         )
       : []
   let requests = 0
@@ -1009,7 +1024,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
           else failed(`poll ${r.status} ${typeof state === 'string' ? state : 'no state'}`)
         }
       } catch (err) {
-        failed(`poll request failed: ${err instanceof Error ? err.name : 'error'}`)
+        failed(`poll request failed: ${errorName(err)}`)
       }
       // The queue page polls when the answer says (nextPollSeconds, from when it came), else every
       // refreshSeconds; timers in real browsers drift a little.
@@ -1037,7 +1052,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
         await browse(v, jar, 'GET', `/events/${SEATS_EVENT}/seats`)
       }
     } catch (err) {
-      failed(`booking request failed: ${err instanceof Error ? err.name : 'error'}`)
+      failed(`booking request failed: ${errorName(err)}`)
     }
   }
 
@@ -1097,7 +1112,11 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
   const botStats = { joins: 0, places: 0, refused: 0, challenges: 0, solved: 0, solveMs: 0 }
   async function bot(b: number, farm: NonNullable<SimOptions['bots']>) {
     const k = b % farm.networks
-    const a = new Agent({ connections: 4, keepAliveTimeout: 10_000, localAddress: `127.0.${k + 1}.${Math.floor(b / farm.networks) + 1}` })
+    const a = new Agent({
+      connections: 4,
+      keepAliveTimeout: CLIENT_KEEP_ALIVE_MS,
+      localAddress: `127.0.${k + 1}.${Math.floor(b / farm.networks) + 1}`,
+    })
     botAgents.push(a)
     const network = `127.0.${k + 1}.0/24`
     const every = ((farm.everySeconds ?? 5) / o.scale) * 1000
@@ -1163,7 +1182,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
           }
         }
       } catch (err) {
-        failed(`bot request failed: ${err instanceof Error ? err.name : 'error'}`)
+        failed(`bot request failed: ${errorName(err)}`)
       }
       await sleep(every * (0.9 + 0.2 * random()))
     }
