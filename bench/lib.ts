@@ -15,6 +15,8 @@ export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 export const SETTINGS = {
   /** Every target is measured in two segments of this many seconds. */
   segmentSeconds: Number(process.env.BENCH_SEGMENT_SECONDS ?? 5),
+  /** A segment is run in slices of this many seconds, interleaved with the other targets' (compare). */
+  sliceSeconds: Number(process.env.BENCH_SLICE_SECONDS ?? 1),
   warmupSeconds: Number(process.env.BENCH_WARMUP_SECONDS ?? 2),
   /** Run every server under `node --cpu-prof`. */
   profile: process.env.BENCH_PROFILE === '1',
@@ -80,6 +82,11 @@ export function ratioRow(
   runs?: { value: Aggregate; baseline: Aggregate },
 ): Row {
   const ratio = value / baseline
+  // A throughput row says how the two segments agreed: "0.61 (0.63, 0.59)".
+  const bySegment =
+    fmt === fmtRps && runs !== undefined && runs.value.segmentRps.length === runs.baseline.segmentRps.length
+      ? ` (${runs.value.segmentRps.map((v, i) => (v / (runs.baseline.segmentRps[i] as number)).toFixed(2)).join(', ')})`
+      : ''
   const isInfo = typeof target === 'string'
   const generatorBound = runs === undefined ? undefined : runs.value.generatorBound || runs.baseline.generatorBound
   const met = isInfo ? null : (target.op === '>=' ? ratio >= target.value : ratio <= target.value) && generatorBound !== true
@@ -88,7 +95,7 @@ export function ratioRow(
     measurement,
     value: fmt(value),
     baseline: `${fmt(baseline)} (${baselineName})`,
-    ratio: ratio.toFixed(2),
+    ratio: `${ratio.toFixed(2)}${bySegment}`,
     target: isInfo ? target : `${target.op} ${target.value.toFixed(2)}`,
     met,
     ...(runs === undefined ? {} : { cpu: `${cpuText(runs.value)} | ${cpuText(runs.baseline)}`, generatorBound }),
@@ -476,13 +483,15 @@ export function mergeHistograms(hs: Iterable<Map<number, number>>): Map<number, 
   return all
 }
 
+/** @param measured the segments, each the slices it was run in (one each, outside compare). */
 function aggregate(
   name: string,
-  segments: Segment[],
+  measured: Segment[][],
   redis: Map<string, number> | undefined,
   cpuSeconds: Map<string, number>,
   server: string | undefined,
 ): Aggregate {
+  const segments = measured.flat()
   const responses = segments.reduce((s, x) => s + x.responses, 0)
   const seconds = segments.reduce((s, x) => s + x.seconds, 0)
   const wallSeconds = segments.reduce((s, x) => s + x.wallSeconds, 0)
@@ -506,7 +515,7 @@ function aggregate(
     errors: segments.reduce((s, x) => s + x.errors, 0),
     statuses,
     latencyMs: { mean, p50, p90, p99, max },
-    segmentRps: segments.map((s) => s.responses / s.seconds),
+    segmentRps: measured.map((m) => m.reduce((n, x) => n + x.responses, 0) / m.reduce((n, x) => n + x.seconds, 0)),
     redis,
     cpu,
     server,
@@ -515,37 +524,51 @@ function aggregate(
 }
 
 /**
- * Measures targets against each other in one sitting: a warm-up per target, then measured segments
- * in palindromic order (A B C C B A), so slow drift of a shared, noisy machine hits every target
- * alike. Each target gets 2 × segmentSeconds of measurement (SETTINGS unless given).
+ * Measures targets against each other in one sitting: a warm-up per target, then two measured
+ * segments per target of segmentSeconds each, every segment run in slices of sliceSeconds that take
+ * turns with the other targets' in palindromic order (A B C C B A A B C ...). The machines this runs
+ * on drift by a fifth from one second to the next (a virtual machine's neighbours): a segment of 5 s
+ * in one go can land on a slow stretch that its baseline missed, and a ratio moved by 0.1 or more
+ * between two runs. Taking turns every second, each target sees the same stretches.
  */
 export async function compare(
   targets: Target[],
-  options: { warmupSeconds?: number; segmentSeconds?: number; redis?: Redis } = {},
+  options: { warmupSeconds?: number; segmentSeconds?: number; sliceSeconds?: number; redis?: Redis } = {},
 ): Promise<Map<string, Aggregate>> {
-  const o = { warmupSeconds: SETTINGS.warmupSeconds, segmentSeconds: SETTINGS.segmentSeconds, ...options }
+  const o = {
+    warmupSeconds: SETTINGS.warmupSeconds,
+    segmentSeconds: SETTINGS.segmentSeconds,
+    sliceSeconds: SETTINGS.sliceSeconds,
+    ...options,
+  }
   for (const t of targets) {
     log(`warm-up ${t.name} (${o.warmupSeconds} s)`)
     await runLoad(t, { seconds: o.warmupSeconds })
   }
-  const segments = new Map<string, Segment[]>(targets.map((t) => [t.name, []]))
+  const slices = Math.max(1, Math.round(o.segmentSeconds / o.sliceSeconds))
+  const sliceSeconds = o.segmentSeconds / slices
+  const segments = new Map<string, Segment[][]>(targets.map((t) => [t.name, [[], []]]))
   const deltas = new Map<string, Map<string, number>>()
   const cpu = new Map<string, Map<string, number>>(targets.map((t) => [t.name, new Map()]))
-  for (const t of [...targets, ...[...targets].reverse()]) {
-    log(`measure ${t.name} (${o.segmentSeconds} s)`)
-    const before = t.countRedis && o.redis ? await commandStats(o.redis) : undefined
-    const cpuBefore = cpuTimes(t.pids ?? {})
-    const seg = await runLoad(t, { seconds: o.segmentSeconds })
-    const cpuAfter = cpuTimes(t.pids ?? {})
-    const acc = cpu.get(t.name) as Map<string, number>
-    for (const [k, v] of cpuAfter) acc.set(k, (acc.get(k) ?? 0) + v - (cpuBefore.get(k) ?? 0))
-    if (before && o.redis) {
-      const d = diffStats(before, await commandStats(o.redis))
-      const acc = deltas.get(t.name) ?? new Map<string, number>()
-      for (const [k, v] of d) acc.set(k, (acc.get(k) ?? 0) + v)
-      deltas.set(t.name, acc)
+  for (let half = 0; half < 2; half++) {
+    log(`measure segment ${half + 1} of ${targets.map((t) => t.name).join(', ')} (${slices} turns of ${sliceSeconds} s each)`)
+    for (let turn = 0; turn < slices; turn++) {
+      for (const t of turn % 2 === 0 ? targets : [...targets].reverse()) {
+        const before = t.countRedis && o.redis ? await commandStats(o.redis) : undefined
+        const cpuBefore = cpuTimes(t.pids ?? {})
+        const seg = await runLoad(t, { seconds: sliceSeconds })
+        const cpuAfter = cpuTimes(t.pids ?? {})
+        const acc = cpu.get(t.name) as Map<string, number>
+        for (const [k, v] of cpuAfter) acc.set(k, (acc.get(k) ?? 0) + v - (cpuBefore.get(k) ?? 0))
+        if (before && o.redis) {
+          const d = diffStats(before, await commandStats(o.redis))
+          const acc = deltas.get(t.name) ?? new Map<string, number>()
+          for (const [k, v] of d) acc.set(k, (acc.get(k) ?? 0) + v)
+          deltas.set(t.name, acc)
+        }
+        segments.get(t.name)?.[half]?.push(seg)
+      }
     }
-    segments.get(t.name)?.push(seg)
   }
   return new Map(
     targets.map((t) => [
@@ -562,7 +585,7 @@ export async function burst(target: Target, connections: number): Promise<Aggreg
   const cpuAfter = cpuTimes(target.pids ?? {})
   const cpu = new Map<string, number>()
   for (const [k, v] of cpuAfter) cpu.set(k, v - (cpuBefore.get(k) ?? 0))
-  return aggregate(target.name, [seg], undefined, cpu, Object.keys(target.pids ?? {})[0])
+  return aggregate(target.name, [[seg]], undefined, cpu, Object.keys(target.pids ?? {})[0])
 }
 
 /** The processes this one started, and theirs (Linux /proc), by pid. */
