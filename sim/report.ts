@@ -471,7 +471,7 @@ figure{margin:18px 0}figcaption{font-weight:600;margin-bottom:4px}svg{width:100%
 <p class="verdict ${r.ok ? 'pass' : 'fail'}">${r.ok ? 'All verdicts pass' : 'Some verdicts fail'}</p>
 <p>${o.visitors} visitors, arrival curve <b>${o.curve.kind}</b>${o.curve.kind === 'opening' ? '' : ` over ${o.curve.durationSeconds} sale seconds`}${o.curve.kind === 'waves' ? ` (${o.curve.waves ?? 3} waves)` : ''};
 ${Math.round(o.abandonShare * 100)}% give up after ~${o.patienceSeconds} s (exponential); ${Math.round(o.buyShare * 100)}% of admitted visitors try to buy.
-Started ${esc(r.startedAt)}; ran ${r.realSeconds.toFixed(1)} real seconds (${((r.realSeconds * s) / 60).toFixed(1)} sale minutes); ${r.requests} requests, ${r.errors} errors${r.errors > 0 ? ` (${esc(JSON.stringify(r.errorKinds))})` : ''}.
+Started ${esc(r.startedAt)}; ran ${r.realSeconds.toFixed(1)} real seconds (${((r.realSeconds * s) / 60).toFixed(1)} sale minutes); ${r.requests} requests, ${r.errors} errors${r.errors > 0 ? ` (${esc(JSON.stringify(r.errorKinds))})` : ''}.${Object.keys(r.edgeEvents ?? {}).length > 0 ? ` The edge logged ${esc(JSON.stringify(r.edgeEvents))}.` : ''}
 Admitted ${admitted}, gave up ${gaveUp}.${
     Object.keys(r.checkouts ?? {}).length > 0
       ? ` Holds: ${esc(

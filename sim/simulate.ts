@@ -172,6 +172,8 @@ export interface SimResult {
   errors: number
   /** What the errors were: a poll's state or status other than queued/paused/admitted, or a failed request. */
   errorKinds: Record<string, number>
+  /** What the edge logged, by event; empty for an external edge (`edgeUrl`). */
+  edgeEvents: Record<string, number>
   /**
    * How holds ended: "paid", "released" (the buyer let them go), or what the confirm answered instead
    * ("confirm <status> <state or error code>"; the hold was then released, see shop()).
@@ -221,12 +223,13 @@ export interface ScheduledOutcome {
 const SEATS_EVENT = 'demo'
 
 /**
- * How long the visitors' connections stay open idle. Below the servers': workerd and Node's http
- * server close an idle keep-alive connection after 5 s without saying so in a Keep-Alive header, and
- * a request sent as they close fails on a socket the other side closed (CI, stop 22, the Worker edge:
- * one `SocketError` in a sale). Browsers retry such a request by themselves; undici does not.
+ * How long the visitors' connections stay open idle: well below the servers'. workerd closes an idle
+ * keep-alive connection after 5 s without saying so in a Keep-Alive header (Node's http server says
+ * timeout=5), and a request sent as it closes fails on a socket the other side closed (CI, stop 22,
+ * the Worker edge: one `SocketError` in a sale). Browsers retry such a request by themselves; undici
+ * does not. Two seconds of margin, for a stalled machine.
  */
-export const CLIENT_KEEP_ALIVE_MS = 4_000
+export const CLIENT_KEEP_ALIVE_MS = 3_000
 
 /** An error's name and, for undici's, its code and message ('SocketError UND_ERR_SOCKET: other side closed'). */
 function errorName(err: unknown): string {
@@ -335,6 +338,8 @@ interface Started {
   edgeStock?: (room: string) => Promise<string | undefined>
   /** The Redis the simulator started, for its faults. */
   redis?: RedisHere
+  /** What the edge logged, by event (store_unavailable, reload_stuck, ...): read before stop(). */
+  edgeEvents?: () => Record<string, number>
   stop(): Promise<void>
   invariant?: () => Promise<BookingOutcome>
 }
@@ -508,6 +513,7 @@ async function startStack(
     let stats: Started['stats']
     let reserved: Started['reserved']
     let admissions: Started['admissions']
+    let edgeEvents: Started['edgeEvents']
     let gate: ClaimGate | undefined = sharedGate
     if (redisUrl !== undefined) {
       // The simulator's own connection: the store's numbers and its record of admissions, beside the edge.
@@ -540,6 +546,15 @@ async function startStack(
         port: edgePort,
       })
       stops.push(() => worker.close())
+      // The Worker logs a JSON line an event (worker/edge.ts); the runtime's output keeps its last 64 KB.
+      edgeEvents = () => {
+        const counts: Record<string, number> = {}
+        for (const line of worker.output().split('\n')) {
+          const event = /^\{"event":"([a-z_]+)"/.exec(line)?.[1]
+          if (event !== undefined) counts[event] = (counts[event] ?? 0) + 1
+        }
+        return counts
+      }
     } else {
       const config = loadConfig({
         ANTEROOM_ROOMS: rooms,
@@ -547,7 +562,15 @@ async function startStack(
         ANTEROOM_REDIS_URL: redisUrl,
         ANTEROOM_ADMIN_TOKENS: adminTokens,
       })
-      const edge = await buildEdge(config, { originUrl: `http://127.0.0.1:${originPort}`, gate: sharedGate })
+      const counts: Record<string, number> = {}
+      edgeEvents = () => ({ ...counts })
+      const edge = await buildEdge(config, {
+        originUrl: `http://127.0.0.1:${originPort}`,
+        gate: sharedGate,
+        log: (event) => {
+          counts[event] = (counts[event] ?? 0) + 1
+        },
+      })
       stops.push(() => edge.close())
       const server = serve({ fetch: edge.app.fetch, hostname: '127.0.0.1', port: edgePort })
       stops.push(() => new Promise((r) => server.close(() => r())))
@@ -577,6 +600,7 @@ async function startStack(
           }
         : undefined,
       redis: here,
+      edgeEvents,
       async stop() {
         for (const stop of stops.reverse()) await stop().catch(() => {})
       },
@@ -1215,6 +1239,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
   let draw: PublishedDraw | undefined
 
   let booking: BookingOutcome
+  let edgeEvents: Record<string, number> = {}
   let realSeconds: number
   try {
     log(
@@ -1244,6 +1269,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     sampling = false
     await agent.close().catch(() => {})
     for (const a of [...humanAgents, ...botAgents]) await a.close().catch(() => {})
+    edgeEvents = stack.edgeEvents?.() ?? {}
     await stack.stop()
   }
 
@@ -1405,6 +1431,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     requests,
     errors,
     errorKinds,
+    edgeEvents,
     checkouts,
     fault,
     admissions,

@@ -66,4 +66,60 @@ describe('room directory reloads', () => {
     expect(looks).toEqual([T0, T0 + 1000, T0 + 2000])
     await finishList(0)
   })
+
+  it('give up on one that never finishes after three periods: the next request starts another, and the lost one writes nothing', async () => {
+    const clock = new ManualClock(T0)
+    const settings = new MemorySettingsStore()
+    const room = parseRoomSettings({ id: 'sale', paths: ['/'], event: 'gig', totalActiveUsers: 5, newUsersPerMinute: 60 })
+    // The second settings read takes what the store has then, and answers only when the test says
+    // (a Worker request cancelled with its store calls never does).
+    let reads = 0
+    let releaseLost: (() => void) | undefined
+    const hanging: SettingsStore = {
+      list: async () => {
+        const now = await settings.list()
+        if (++reads !== 2) return now
+        await new Promise<void>((resolve) => {
+          releaseLost = resolve
+        })
+        return now
+      },
+      get: (id) => settings.get(id),
+      seed: (seeded) => settings.seed(seeded),
+      replace: (next, revision) => settings.replace(next, revision),
+    }
+    let free = 10
+    const gate = {
+      counts: async () => ({ free, held: 0, sold: 10 - free, reconciledAt: clock.now(), repairs: 0 }),
+    }
+    const logged: string[] = []
+    const rooms = new RoomDirectory(hanging, [room], 1000, () => clock.now(), { gate, log: (event) => logged.push(event) })
+    await rooms.start()
+    clock.advance(1000)
+    rooms.rooms()
+    const lost = rooms.pending()
+    expect(lost).toBeDefined()
+    // Meanwhile the event sells out and an admin pauses the room.
+    free = 0
+    const stored = (await settings.get('sale')) as { settings: typeof room; rev: number }
+    await settings.replace({ ...stored.settings, mode: 'paused' }, stored.rev)
+    // Two periods on, the lost reload still counts as running: nothing new begins.
+    clock.advance(2000)
+    rooms.rooms()
+    expect(rooms.pending()).toBe(lost)
+    expect(logged).toEqual([])
+    // Three periods after it began, the next request starts another, which sees both changes.
+    clock.advance(1000)
+    rooms.rooms()
+    expect(rooms.pending()).not.toBe(lost)
+    expect(logged).toEqual(['reload_stuck'])
+    await rooms.settled()
+    expect(rooms.stock('sale')?.counts?.free).toBe(0)
+    expect(rooms.rooms()[0]?.mode).toBe('paused')
+    // The lost one answers at last, with the settings of before the pause: they are not taken.
+    releaseLost?.()
+    await lost
+    expect(rooms.rooms()[0]?.mode).toBe('paused')
+    expect(rooms.pending()).toBeUndefined()
+  })
 })

@@ -666,7 +666,10 @@ describe('a CI-sized sale', () => {
       // The report stays in .tmp/ (ignored by git) for a look when this fails.
       mkdirSync('.tmp/sim', { recursive: true })
       writeFileSync(`.tmp/sim/ci-report-${runtime}.html`, renderReport(r))
-      expect(r.verdicts.filter((v) => !v.ok).map((v) => `${v.name}: ${v.measured} [${v.limit}]`)).toEqual([])
+      expect(
+        r.verdicts.filter((v) => !v.ok).map((v) => `${v.name}: ${v.measured} [${v.limit}]`),
+        `the edge logged ${JSON.stringify(r.edgeEvents)}`,
+      ).toEqual([])
       expect(r.ok).toBe(true)
       // A visitor may be told "busy" (503, they keep their place) when the shared CI machine stalls a
       // Redis call past its 1-s timeout; that is the room's chosen answer, not a broken sale. Anything
@@ -710,7 +713,10 @@ describe('a CI-sized sold-out sale', () => {
       })
       mkdirSync('.tmp/sim', { recursive: true })
       writeFileSync(`.tmp/sim/ci-sold-out-report-${runtime}.html`, renderReport(r))
-      expect(r.verdicts.filter((v) => !v.ok).map((v) => `${v.name}: ${v.measured} [${v.limit}]`)).toEqual([])
+      expect(
+        r.verdicts.filter((v) => !v.ok).map((v) => `${v.name}: ${v.measured} [${v.limit}]`),
+        `the edge logged ${JSON.stringify(r.edgeEvents)}`,
+      ).toEqual([])
       const names = r.verdicts.filter((v) => !v.info).map((v) => v.name)
       expect(names).toContain('visitors told sold out after the last sale')
       expect(names).toContain('nobody admitted after the last sale')
@@ -749,7 +755,10 @@ describe('a CI-sized Redis loss', () => {
       })
       mkdirSync('.tmp/sim', { recursive: true })
       writeFileSync(`.tmp/sim/ci-loss-report-${runtime}.html`, renderReport(r))
-      expect(r.verdicts.filter((v) => !v.ok).map((v) => `${v.name}: ${v.measured} [${v.limit}]`)).toEqual([])
+      expect(
+        r.verdicts.filter((v) => !v.ok).map((v) => `${v.name}: ${v.measured} [${v.limit}]`),
+        `the edge logged ${JSON.stringify(r.edgeEvents)}`,
+      ).toEqual([])
       const names = r.verdicts.map((v) => v.name)
       for (const name of [
         'max active sessions',
@@ -812,7 +821,10 @@ describe('a CI-sized scheduled sale', () => {
     })
     mkdirSync('.tmp/sim', { recursive: true })
     writeFileSync('.tmp/sim/ci-report-scheduled.html', renderReport(r))
-    expect(r.verdicts.filter((v) => !v.ok).map((v) => `${v.name}: ${v.measured} [${v.limit}]`)).toEqual([])
+    expect(
+      r.verdicts.filter((v) => !v.ok).map((v) => `${v.name}: ${v.measured} [${v.limit}]`),
+      `the edge logged ${JSON.stringify(r.edgeEvents)}`,
+    ).toEqual([])
     const names = r.verdicts.map((v) => v.name)
     for (const name of [
       'pre-queue order = the verified draw',

@@ -35,10 +35,16 @@ import type { ClaimGate } from '../ports/claim-gate.js'
 import type { QueueStore } from '../ports/queue-store.js'
 import type { SettingsStore } from '../ports/settings-store.js'
 
-/** Ended sessions matter while a token issued before the end may still be valid: a session, and a minute. */
 /** How long after a failed store call the edge tells the store of it (EdgeHint.outage). */
 const OUTAGE_HINT_MS = 5 * 60_000
+/** Ended sessions matter while a token issued before the end may still be valid: a session, and a minute. */
 const ENDED_GRACE_MS = 60_000
+/**
+ * Reload periods after which a reload that has not finished is given up on: the next request starts
+ * another. A reload that never settles (a Worker request cancelled with the store calls it made)
+ * would otherwise stop every later one, and with them the stock that stops a sold-out room.
+ */
+const STUCK_PERIODS = 3
 
 interface Watched {
   ended: Map<string, number>
@@ -57,6 +63,8 @@ export class RoomDirectory {
   /** When the last reload began: reloads are refreshMs apart from start to start. */
   private reloadedAt = Number.NEGATIVE_INFINITY
   private loading: Promise<void> | undefined
+  /** Counts reloads begun: one given up on (STUCK_PERIODS) writes nothing if it ever finishes. */
+  private generation = 0
   /** Per room: visitor → when an admin or the origin ended their session (ms), how far that list was read, and the room's life. */
   private readonly watched = new Map<string, Watched>()
   /** The last hint given for each room (hint()). */
@@ -208,10 +216,13 @@ export class RoomDirectory {
   }
 
   rooms(): readonly RoomSettings[] {
-    if (this.now() - this.reloadedAt >= this.refreshMs && this.loading === undefined) {
-      this.loading = this.reload().finally(() => {
-        this.loading = undefined
+    const since = this.now() - this.reloadedAt
+    if (since >= this.refreshMs && (this.loading === undefined || since >= STUCK_PERIODS * this.refreshMs)) {
+      if (this.loading !== undefined) this.log('reload_stuck', { sinceMs: since })
+      const loading = this.reload().finally(() => {
+        if (this.loading === loading) this.loading = undefined
       })
+      this.loading = loading
     }
     return this.current
   }
@@ -236,24 +247,25 @@ export class RoomDirectory {
     // alongside the settings, for the rooms as last loaded (a room newly linked is read from the next
     // reload on); on the first load, after them.
     this.reloadedAt = this.now()
-    const stock = this.current.length > 0 ? this.reloadStock(this.current) : undefined
+    const generation = ++this.generation
+    const stock = this.current.length > 0 ? this.reloadStock(this.current, generation) : undefined
     try {
       const stored = (await this.store.list()).map((r) => r.settings)
       const missing = this.seeds.filter((seed) => !stored.some((r) => r.id === seed.id))
       if (missing.length > 0) await this.store.seed(missing)
-      this.current = [...stored, ...missing]
+      if (generation === this.generation) this.current = [...stored, ...missing]
     } catch {
       // Keep serving the last known settings while the store is away.
     }
     await Promise.all([
-      ...this.current.map((room) => this.reloadEnded(room)),
-      stock ?? this.reloadStock(this.current),
+      ...this.current.map((room) => this.reloadEnded(room, generation)),
+      stock ?? this.reloadStock(this.current, generation),
       ...this.tasks.map((task) => task().catch(() => {})),
     ])
   }
 
   /** The stock of every event a room is linked to: one counts call an event; unknown if it fails. */
-  private async reloadStock(rooms: readonly RoomSettings[]): Promise<void> {
+  private async reloadStock(rooms: readonly RoomSettings[], generation: number): Promise<void> {
     const gate = this.gate
     const events = [...new Set(rooms.flatMap((r) => (r.event === null ? [] : [r.event])))]
     const at = this.now()
@@ -275,13 +287,14 @@ export class RoomDirectory {
         }),
       ),
     )
+    if (generation !== this.generation) return
     const stocks = new Map<string, StockView>()
     for (const r of rooms) if (r.event !== null) stocks.set(r.id, { event: r.event, counts: counts.get(r.event), at })
     this.stocks = stocks
   }
 
   /** Watches a room: the sessions ended since the last look (forgetting those no token can outlive), its life, its active count. */
-  private async reloadEnded(room: RoomSettings): Promise<void> {
+  private async reloadEnded(room: RoomSettings, generation: number): Promise<void> {
     if (this.queue === undefined) return
     const w = this.watch(room.id)
     try {
@@ -291,6 +304,7 @@ export class RoomDirectory {
         w.ended.set(e.visitor, Math.max(e.at, w.ended.get(e.visitor) ?? e.at))
         if (e.at > w.since) w.since = e.at
       }
+      if (generation !== this.generation) return
       this.lines.set(room.id, observeLine(line, seen, this.now() + this.storeOffset, room))
       // A store that forgot the room shows no life until its next poll: the edge keeps the life and the
       // active count it saw, which that poll tells the store (hint), so that it can recover and reserve.
