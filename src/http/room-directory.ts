@@ -1,6 +1,7 @@
 // The edge's cached view of the rooms. Reads are synchronous on the hot path; the cache reloads
 // from the SettingsStore in the background at most every `refreshMs` (1 s), so every edge sees a
-// change within about a second, and a slow or absent store never delays a visitor.
+// change within about a second, and a slow or absent store never delays a visitor. A reload still
+// unfinished three periods after it began is given up on, and the next request starts another.
 // The configured rooms are the floor: a room the store lacks (never seeded, or flushed) is served
 // from the config and written back, so a protected path never falls open because Redis forgot.
 // The same reload watches each room (one store call a room): the sessions an admin or the origin
