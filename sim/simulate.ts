@@ -231,6 +231,11 @@ const SEATS_EVENT = 'demo'
  */
 export const CLIENT_KEEP_ALIVE_MS = 3_000
 
+/** One more of `key` in a count by kind. */
+function tally(counts: Record<string, number>, key: string): void {
+  counts[key] = (counts[key] ?? 0) + 1
+}
+
 /** An error's name and, for undici's, its code and message ('SocketError UND_ERR_SOCKET: other side closed'). */
 function errorName(err: unknown): string {
   if (!(err instanceof Error)) return 'error'
@@ -551,7 +556,7 @@ async function startStack(
         const counts: Record<string, number> = {}
         for (const line of worker.output().split('\n')) {
           const event = /^\{"event":"([a-z_]+)"/.exec(line)?.[1]
-          if (event !== undefined) counts[event] = (counts[event] ?? 0) + 1
+          if (event !== undefined) tally(counts, event)
         }
         return counts
       }
@@ -567,9 +572,7 @@ async function startStack(
       const edge = await buildEdge(config, {
         originUrl: `http://127.0.0.1:${originPort}`,
         gate: sharedGate,
-        log: (event) => {
-          counts[event] = (counts[event] ?? 0) + 1
-        },
+        log: (event) => tally(counts, event),
       })
       stops.push(() => edge.close())
       const server = serve({ fetch: edge.app.fetch, hostname: '127.0.0.1', port: edgePort })
@@ -726,11 +729,11 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
   const errorKinds: Record<string, number> = {}
   const checkouts: Record<string, number> = {}
   const checkout = (kind: string) => {
-    checkouts[kind] = (checkouts[kind] ?? 0) + 1
+    tally(checkouts, kind)
   }
   const failed = (kind: string) => {
     errors++
-    errorKinds[kind] = (errorKinds[kind] ?? 0) + 1
+    tally(errorKinds, kind)
   }
   const t0 = performance.now()
   const now = () => performance.now() - t0
@@ -874,7 +877,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       } catch {
         state = 'stats failed'
       }
-      edgeStates[state] = (edgeStates[state] ?? 0) + 1
+      tally(edgeStates, state)
       await sleep(1000)
     }
   })()

@@ -42,8 +42,9 @@ const OUTAGE_HINT_MS = 5 * 60_000
 const ENDED_GRACE_MS = 60_000
 /**
  * Reload periods after which a reload that has not finished is given up on: the next request starts
- * another. A reload that never settles (a Worker request cancelled with the store calls it made)
- * would otherwise stop every later one, and with them the stock that stops a sold-out room.
+ * another. A reload that never settles (seen once in CI on the Worker edge; the cause, perhaps a
+ * request cancelled with the store calls it made, is not known) would otherwise stop every later
+ * one, and with them the stock that stops a sold-out room.
  */
 const STUCK_PERIODS = 3
 
