@@ -5,7 +5,7 @@ import { buildLuaModule, GENERATED } from '../scripts/build-lua.js'
 import { RedisClaimGate } from '../src/adapters/redis/claim-gate.js'
 import { RedisDefenceStore } from '../src/adapters/redis/defence-store.js'
 import { roomKeys, SEEN_BUCKETS, seenBucketOf } from '../src/adapters/redis/keys.js'
-import { RedisQueueStore } from '../src/adapters/redis/queue-store.js'
+import { RedisQueueStore, readIntegers } from '../src/adapters/redis/queue-store.js'
 import { luaScripts, runScript } from '../src/adapters/redis/scripts.js'
 import { ADMISSION_DEFAULTS, type AdmissionLimits } from '../src/core/settings.js'
 import { claimGateContract } from './contract/claim-gate.js'
@@ -41,7 +41,7 @@ describe('Redis scripts', () => {
       gateRelease: 'e2bba874ecdc50aa6b2601d79c8fa333dd225563',
       gateSold: 'ebbf428d0d695787fc19ad54c1a47e1b782d3781',
       join: 'd1f1a2cfdbccd9c09ecdfcdef64dc6ee2d1d3d02',
-      poll: '3359742da86dfd86ae83e9d0ab2310909af6a695',
+      poll: '817f3d11b07a352da30b829a0aff21e2b4d45811',
       refusals: '60be2fbd3aa7d4bd639e7cdc2f8e4261344a9228',
       renew: 'cae8be5d5d1bac488fd9bdc4a96d7e53f34c28f4',
       sample: '7b1adff5a769e32f9f4b7a35e082e1b537d9ed00',
@@ -117,10 +117,24 @@ describe('batched polls (one packed argument per EVALSHA)', () => {
   it("a call with no polls answers the call's six numbers and changes no line", async () => {
     const k = roomKeys('empty-call')
     const keys = [k.line, k.sweep, k.active, k.admissions, k.stats, k.lastArrival, k.seenPrefix, k.used, k.ended, k.pace, k.life, k.drawn]
-    const reply = (await runScript(redis, luaScripts().poll, keys, ['', JSON.stringify(limits), '{"active":0}', ''])) as number[]
+    const reply = readIntegers(
+      (await runScript(redis, luaScripts().poll, keys, ['', JSON.stringify(limits), '{"active":0}', ''])) as string,
+    )
     expect(reply).toHaveLength(6)
-    expect(reply[0]).toBe(0)
+    expect(reply?.[0]).toBe(0)
     expect(await redis.zcard(k.line)).toBe(0)
+  })
+
+  it('the answer is one text of integers that keeps all 16 digits of a µs time; any other text fails the batch', async () => {
+    const store = new RedisQueueStore(redis, luaScripts())
+    // A place restored from a token, in µs: 16 digits, which Lua's tostring would round to 14.
+    const arrival = 1_733_000_000_123_457
+    const now = 1_733_000_100_000
+    const r = await store.poll({ room: 'digits', visitor: 'D000000000000001', arrival, tokenExpires: now + 60_000, limits, now })
+    expect(r).toMatchObject({ state: 'paused', arrival, position: 1, now })
+    expect(readIntegers('1,1733000000123457,0,-1,')).toEqual([1, 1_733_000_000_123_457, 0, -1])
+    for (const bad of ['1,2', '1,,2,', ',', '1,x,', '1.5,', '-,', '--1,', ' 1,']) expect(readIntegers(bad)).toBeUndefined()
+    expect(readIntegers('')).toEqual([])
   })
 
   it('polls reach Redis in the order they came: a full batch goes at once, after what gathered before it with another hint', async () => {

@@ -44,10 +44,13 @@
 --           visitor's drawn arrival µs or empty (a scheduled room: the place a joiner takes during
 --           the pre-queue). Visitor ids are never empty and never hold "," or ";" (the edge checks,
 --           and checks that the answer has 4 numbers for each poll it sent).
--- Output: 4 numbers per visitor, in input order: state (1 queued, 2 admitted, 3 paused, 4 ended,
---   5 recovering, 6 prequeue), arrival µs, position (queued) or session expiry ms (admitted) or 0,
---   rank in the draw (0: none); then 6 numbers for the call: waiting, admitted in the last 60 s,
---   now ms, and the room's life: epoch, born ms, seq
+-- Output: one string of integers, each followed by ",": 4 per visitor, in input order: state
+--   (1 queued, 2 admitted, 3 paused, 4 ended, 5 recovering, 6 prequeue), arrival µs, position
+--   (queued) or session expiry ms (admitted) or 0, rank in the draw (0: none); then 6 for the call:
+--   waiting, admitted in the last 60 s, now ms, and the room's life: epoch, born ms, seq. One string,
+--   not an array of integers: the edge reads it in one pass, where ioredis decodes an array element
+--   by element (a third of a poll's Redis cost in the edge). Written with %d, which keeps all 16
+--   digits of a µs time (tostring would round it to 14).
 
 -- #include lib/clock.lua
 -- #include lib/limits.lua
@@ -330,32 +333,19 @@ local waiting = redis.call('ZCARD', q)
 local state = 1
 if mode ~= 'fifo' then state = 3 elseif beforeOpening then state = 6 elseif recovering then state = 5 end
 local out = {}
+local POLL = '%d,%d,%d,%d,'
 for i = 1, count do
   local v = visitors[i]
   local expires = expiries[i] or granted[v]
   local drawRank = 0
   if scheduled and not endedFor[i] then drawRank = (redis.call('ZRANK', drawn, v) or -1) + 1 end
   if endedFor[i] then
-    out[#out + 1] = 4
-    out[#out + 1] = 0
-    out[#out + 1] = 0
-    out[#out + 1] = 0
+    out[i] = '4,0,0,0,'
   elseif expires then
-    out[#out + 1] = 2
-    out[#out + 1] = arrivals[i]
-    out[#out + 1] = expires
-    out[#out + 1] = drawRank
+    out[i] = string.format(POLL, 2, arrivals[i], expires, drawRank)
   else
-    out[#out + 1] = state
-    out[#out + 1] = arrivals[i]
-    out[#out + 1] = redis.call('ZRANK', q, v) + 1
-    out[#out + 1] = drawRank
+    out[i] = string.format(POLL, state, arrivals[i], redis.call('ZRANK', q, v) + 1, drawRank)
   end
 end
-out[#out + 1] = waiting
-out[#out + 1] = inMinute
-out[#out + 1] = now
-out[#out + 1] = lifeEpoch
-out[#out + 1] = lifeBorn
-out[#out + 1] = seq
-return out
+out[count + 1] = string.format('%d,%d,%d,%d,%d,%d,', waiting, inMinute, now, lifeEpoch, lifeBorn, seq)
+return table.concat(out)
