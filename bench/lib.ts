@@ -238,6 +238,13 @@ export interface Target {
    * The first one is the server under test: the one the generator must be less busy than.
    */
   pids?: Record<string, number>
+  /**
+   * The same server in a second process, started the same way, with the same pid labels: compare()
+   * runs the two in alternate turns and reports them as one target. Identical hello-worlds in four
+   * processes differed by up to a fifth here for as long as they ran, so a ratio of two single
+   * processes carried that luck; with two processes a side, a slow one weighs half.
+   */
+  alternate?: Target
 }
 
 export interface Segment {
@@ -529,7 +536,8 @@ function aggregate(
  * turns with the other targets' in palindromic order (A B C C B A A B C ...). The machines this runs
  * on drift by a fifth from one second to the next (a virtual machine's neighbours): a segment of 5 s
  * in one go can land on a slow stretch that its baseline missed, and a ratio moved by 0.1 or more
- * between two runs. Taking turns every second, each target sees the same stretches.
+ * between two runs. Taking turns every second, each target sees the same stretches. A target with an
+ * alternate (a second process of the same server) runs it in every other turn.
  */
 export async function compare(
   targets: Target[],
@@ -542,8 +550,9 @@ export async function compare(
     ...options,
   }
   for (const t of targets) {
-    log(`warm-up ${t.name} (${o.warmupSeconds} s)`)
+    log(`warm-up ${t.name}${t.alternate ? ' (both processes)' : ''} (${o.warmupSeconds} s)`)
     await runLoad(t, { seconds: o.warmupSeconds })
+    if (t.alternate) await runLoad(t.alternate, { seconds: o.warmupSeconds })
   }
   const slices = Math.max(1, Math.round(o.segmentSeconds / o.sliceSeconds))
   const sliceSeconds = o.segmentSeconds / slices
@@ -554,10 +563,12 @@ export async function compare(
     log(`measure segment ${half + 1} of ${targets.map((t) => t.name).join(', ')} (${slices} turns of ${sliceSeconds} s each)`)
     for (let turn = 0; turn < slices; turn++) {
       for (const t of turn % 2 === 0 ? targets : [...targets].reverse()) {
+        // A target with two processes: each takes every other turn (the other one in the second segment).
+        const run = t.alternate !== undefined && (turn + half) % 2 === 1 ? t.alternate : t
         const before = t.countRedis && o.redis ? await commandStats(o.redis) : undefined
-        const cpuBefore = cpuTimes(t.pids ?? {})
-        const seg = await runLoad(t, { seconds: sliceSeconds })
-        const cpuAfter = cpuTimes(t.pids ?? {})
+        const cpuBefore = cpuTimes(run.pids ?? {})
+        const seg = await runLoad(run, { seconds: sliceSeconds })
+        const cpuAfter = cpuTimes(run.pids ?? {})
         const acc = cpu.get(t.name) as Map<string, number>
         for (const [k, v] of cpuAfter) acc.set(k, (acc.get(k) ?? 0) + v - (cpuBefore.get(k) ?? 0))
         if (before && o.redis) {

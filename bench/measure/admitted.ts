@@ -2,7 +2,8 @@
 // cookie (ES256, cached) and forwards, with no store call.
 //   Baseline: a bare pass-through proxy (bench/proxy.ts: Hono and an undici Pool, no waiting-room logic)
 //   in front of the same origin, and, for information, the origin itself.
-//   Target: at least 0.85 of the bare proxy's rate.
+//   Target: at least 0.85 of the bare proxy's rate. The edge and the bare proxy each run in two
+//   processes that take turns (Target.alternate); the second edge verifies the cookie once.
 // Then a burst: BURST visitors admitted a moment ago by the edge (JSON polls) send their first request
 // with their new admission cookie, all at once (one connection each, opened beforehand). The edge
 // signed those tokens, so it knows them without an ES256 verification; a second edge with the same
@@ -64,6 +65,8 @@ export async function measureAdmitted(b: EdgeBench): Promise<Admitted> {
   // One signing key for both edges: the second verifies what the first signed.
   const keys = { ANTEROOM_SIGNING_KEYS: JSON.stringify([await generateSigningJwk('bench')]) }
   const edge = await startEdge(b, 'edge (open room)', [OPEN_ROOM], keys)
+  const proxy2 = await startServer(b, 'bare proxy (second process)', 'bench/proxy.ts', { BENCH_ORIGIN: b.origin.url })
+  const edge2 = await startEdge(b, 'edge (open room, second process)', [OPEN_ROOM], keys)
   let other: Awaited<ReturnType<typeof startEdge>> | undefined
   try {
     const first = await get(`${edge.url}/`, { accept: ACCEPT_JSON })
@@ -72,20 +75,30 @@ export async function measureAdmitted(b: EdgeBench): Promise<Admitted> {
     if (admission === undefined || parseJson(first.text).state !== 'admitted') {
       throw new Error(`the first poll in ${OPEN_ROOM.id} did not admit: ${first.status} ${first.text} ${first.setCookies.join(' | ')}`)
     }
-    const through = await get(`${edge.url}/`, { cookie: admission })
     const direct = await get(`${b.origin.url}/`, { cookie: admission })
-    if (through.status !== 200 || through.text !== direct.text)
-      throw new Error(`admitted request not proxied: ${through.status} ${through.text}`)
+    for (const e of [edge, edge2]) {
+      const through = await get(`${e.url}/`, { cookie: admission })
+      if (through.status !== 200 || through.text !== direct.text)
+        throw new Error(`admitted request not proxied by ${e.name}: ${through.status} ${through.text}`)
+    }
     const headers = { cookie: admission }
     const origin = b.origin
     const originTarget: Target = { name: 'origin direct', url: `${origin.url}/`, headers, pids: { origin: origin.pid } }
-    const proxyTarget: Target = { name: 'bare proxy', url: `${proxy.url}/`, headers, pids: { proxy: proxy.pid, origin: origin.pid } }
-    const edgeTarget: Target = {
+    const proxyOne: Target = { name: 'bare proxy', url: `${proxy.url}/`, headers, pids: { proxy: proxy.pid, origin: origin.pid } }
+    const proxyTarget: Target = {
+      ...proxyOne,
+      alternate: { ...proxyOne, url: `${proxy2.url}/`, pids: { proxy: proxy2.pid, origin: origin.pid } },
+    }
+    const edgeOne: Target = {
       name: 'edge, admitted',
       url: `${edge.url}/`,
       headers,
       countRedis: true,
       pids: { edge: edge.pid, origin: origin.pid, redis: b.redisServer.pid },
+    }
+    const edgeTarget: Target = {
+      ...edgeOne,
+      alternate: { ...edgeOne, url: `${edge2.url}/`, pids: { edge: edge2.pid, origin: origin.pid, redis: b.redisServer.pid } },
     }
     const m = await compare([originTarget, proxyTarget, edgeTarget], { redis: b.redis })
     const originAgg = m.get(originTarget.name) as Aggregate
@@ -174,7 +187,9 @@ export async function measureAdmitted(b: EdgeBench): Promise<Admitted> {
     }
   } finally {
     await other?.stop()
+    await edge2.stop()
     await edge.stop()
+    await proxy2.stop()
     await proxy.stop()
   }
 }

@@ -3,7 +3,9 @@
 //   Baseline: polls of a room with 1,000 waiting, on the same edge, in the same run; and, as in
 //   measurement 1, a bare Hono hello-world sent the same requests.
 //   Target: with 1,000,000 waiting, at least 0.85 of the throughput, and a p99 latency at most 1.2 times;
-//   with either line, at least half the hello-world's rate.
+//   with either line, at least half the hello-world's rate. The edge and the hello-world each run in
+//   two processes that take turns (Target.alternate); both lines are polled on the same process in a
+//   turn.
 import { roomKeys } from '../../src/adapters/redis/keys.js'
 import { ACCEPT_JSON, type EdgeBench, expectQueued, openRoom, startEdge, startServer } from '../edge.js'
 import { type Aggregate, compare, fmtInt, fmtMs, fmtRps, log, type Row, ratioRow, type Target } from '../lib.js'
@@ -30,6 +32,8 @@ export async function measureLongLine(b: EdgeBench): Promise<LongLine> {
   await b.redis.flushall()
   const hello = await startServer(b, 'hello', 'bench/hello.ts')
   const edge = await startEdge(b, 'edge (long and short line)', [SMALL_ROOM, BIG_ROOM])
+  const hello2 = await startServer(b, 'hello (measurement 3, second process)', 'bench/hello.ts')
+  const edge2 = await startEdge(b, 'edge (long and short line, second process)', [SMALL_ROOM, BIG_ROOM])
   try {
     for (const room of [SMALL_ROOM, BIG_ROOM]) {
       await holdTheSlot(b.redis, room.id)
@@ -44,28 +48,26 @@ export async function measureLongLine(b: EdgeBench): Promise<LongLine> {
     // Each line: those filled in, and behind them (by arrival) the one who opened the room.
     await expectQueued(`${edge.url}/k1`, smallCookies[0] as string, SMALL_LINE + 1)
     await expectQueued(`${edge.url}/m1`, bigCookies[0] as string, BIG_LINE + 1)
-    const pids = { edge: edge.pid, redis: b.redisServer.pid }
-    const small: Target = {
-      name: `edge poll, ${fmtInt(SMALL_LINE)} waiting`,
-      url: `${edge.url}/k1`,
-      headers: { accept: ACCEPT_JSON },
-      cookies: smallCookies,
-      pids,
+    await expectQueued(`${edge2.url}/m1`, bigCookies[0] as string, BIG_LINE + 1)
+    const line = (name: string, path: string, cookies: string[]): Target => {
+      const one = { name, headers: { accept: ACCEPT_JSON }, cookies }
+      return {
+        ...one,
+        url: `${edge.url}${path}`,
+        pids: { edge: edge.pid, redis: b.redisServer.pid },
+        alternate: { ...one, url: `${edge2.url}${path}`, pids: { edge: edge2.pid, redis: b.redisServer.pid } },
+      }
     }
-    const big: Target = {
-      name: `edge poll, ${fmtInt(BIG_LINE)} waiting`,
-      url: `${edge.url}/m1`,
-      headers: { accept: ACCEPT_JSON },
-      cookies: bigCookies,
-      pids,
-    }
-    const helloTarget: Target = {
+    const small = line(`edge poll, ${fmtInt(SMALL_LINE)} waiting`, '/k1', smallCookies)
+    const big = line(`edge poll, ${fmtInt(BIG_LINE)} waiting`, '/m1', bigCookies)
+    const helloOne: Target = {
       name: 'hello (measurement 3)',
       url: `${hello.url}/`,
       headers: { accept: ACCEPT_JSON },
       cookies: smallCookies,
       pids: { hello: hello.pid },
     }
+    const helloTarget: Target = { ...helloOne, alternate: { ...helloOne, url: `${hello2.url}/`, pids: { hello: hello2.pid } } }
     const m = await compare([helloTarget, small, big])
     const helloAgg = m.get(helloTarget.name) as Aggregate
     const smallAgg = m.get(small.name) as Aggregate
@@ -105,7 +107,9 @@ export async function measureLongLine(b: EdgeBench): Promise<LongLine> {
       warnings,
     }
   } finally {
+    await edge2.stop()
     await edge.stop()
+    await hello2.stop()
     await hello.stop()
   }
 }

@@ -1,7 +1,8 @@
 // Measurement 1: a queued poll, the request every waiting visitor repeats, a different visitor's
 // cookie on every request, as JSON and as the HTML queue page.
 //   Baseline: a hello-world Hono app on @hono/node-server (bench/hello.ts) in its own process, sent the
-//   same requests with the same cookies.
+//   same requests with the same cookies. Each server runs in two processes that take turns
+//   (Target.alternate), the edges over the same Redis.
 //   Target: JSON polls at least half the hello-world's rate; the HTML page within 10% of the JSON polls.
 // The polls' Redis commands are counted here and read by measurement 4 (redis-calls.ts).
 import { roomKeys } from '../../src/adapters/redis/keys.js'
@@ -43,6 +44,9 @@ export async function measureQueuedPoll(b: EdgeBench): Promise<QueuedPoll> {
   await b.redis.flushall()
   const hello = await startServer(b, 'hello', 'bench/hello.ts')
   const edge = await startEdge(b, 'edge (queue rooms)', [QUEUE_ROOM])
+  // A second process of each, taking every other turn (Target.alternate in bench/lib.ts).
+  const hello2 = await startServer(b, 'hello (second process)', 'bench/hello.ts')
+  const edge2 = await startEdge(b, 'edge (queue rooms, second process)', [QUEUE_ROOM])
   try {
     await holdTheSlot(b.redis, QUEUE_ROOM.id)
     await openRoom(`${edge.url}/`)
@@ -67,16 +71,15 @@ export async function measureQueuedPoll(b: EdgeBench): Promise<QueuedPoll> {
     if (join.non2xx > 0) throw new Error(`join pass: ${join.non2xx} non-2xx responses ${JSON.stringify(join.statuses)}`)
     const sample = await expectQueued(`${edge.url}/`, cookies[VISITORS - 1] as string, inLineAfterJoin)
     if (sample.position !== VISITORS) throw new Error(`the last visitor should be at position ${VISITORS}: ${JSON.stringify(sample)}`)
+    const sample2 = await expectQueued(`${edge2.url}/`, cookies[VISITORS - 1] as string, inLineAfterJoin)
+    if (sample2.position !== VISITORS) throw new Error(`the second edge should agree: ${JSON.stringify(sample2)}`)
 
-    const helloTarget: Target = {
-      name: 'hello',
-      url: `${hello.url}/`,
-      headers: { accept: ACCEPT_JSON },
-      cookies,
-      pids: { hello: hello.pid },
-    }
-    const pollTarget: Target = { ...pollJson, countRedis: true }
-    const pollHtml: Target = { name: 'edge poll (HTML page)', url: `${edge.url}/`, headers: { accept: ACCEPT_HTML }, cookies, pids }
+    const helloOne: Target = { name: 'hello', url: `${hello.url}/`, headers: { accept: ACCEPT_JSON }, cookies, pids: { hello: hello.pid } }
+    const helloTarget: Target = { ...helloOne, alternate: { ...helloOne, url: `${hello2.url}/`, pids: { hello: hello2.pid } } }
+    const pids2 = { edge: edge2.pid, redis: b.redisServer.pid }
+    const pollTarget: Target = { ...pollJson, countRedis: true, alternate: { ...pollJson, url: `${edge2.url}/`, pids: pids2 } }
+    const htmlOne: Target = { name: 'edge poll (HTML page)', url: `${edge.url}/`, headers: { accept: ACCEPT_HTML }, cookies, pids }
+    const pollHtml: Target = { ...htmlOne, alternate: { ...htmlOne, url: `${edge2.url}/`, pids: pids2 } }
     const m = await compare([helloTarget, pollTarget, pollHtml], { redis: b.redis })
     const helloAgg = m.get(helloTarget.name) as Aggregate
     const pollAgg = m.get(pollTarget.name) as Aggregate
@@ -109,7 +112,9 @@ export async function measureQueuedPoll(b: EdgeBench): Promise<QueuedPoll> {
       warnings,
     }
   } finally {
+    await edge2.stop()
     await edge.stop()
+    await hello2.stop()
     await hello.stop()
   }
 }
