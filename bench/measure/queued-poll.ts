@@ -50,14 +50,15 @@ export async function measureQueuedPoll(b: EdgeBench): Promise<QueuedPoll> {
   try {
     await holdTheSlot(b.redis, QUEUE_ROOM.id)
     await openRoom(`${edge.url}/`)
-    // The visitors with cookies, whose tokens put them ahead of the one who opened the room.
+    // The visitors with cookies, whose tokens put them ahead of the one who opened the room: arrivals
+    // in µs, a ms apart, ending a second ago.
     const inLineAfterJoin = VISITORS + 1
     const now = Date.now()
     const visitors = visitorIds(VISITORS)
     const cookies = await queueCookies(
       QUEUE_ROOM.id,
       visitors,
-      visitors.map((_, i) => now - VISITORS - 1000 + i),
+      visitors.map((_, i) => (now - VISITORS - 1000 + i) * 1000),
       now + 30 * DAY_MS,
     )
     const pids = { edge: edge.pid, redis: b.redisServer.pid }

@@ -92,7 +92,8 @@ export async function measureWorker(): Promise<Measured> {
     const cookies = await queueCookies(
       ROOM.id,
       visitors,
-      visitors.map((_, i) => now - VISITORS + i),
+      // Arrivals in µs, a ms apart, ending a second ago: ahead of the one who opened the room.
+      visitors.map((_, i) => (now - VISITORS - 1000 + i) * 1000),
       now + DAY_MS,
     )
     // Each Miniflare instance runs its own workerd: the server whose CPU is read, found by its port.
