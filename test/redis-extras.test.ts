@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { type Cluster, Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
@@ -125,7 +126,23 @@ describe('batched polls (one packed argument per EVALSHA)', () => {
     expect(await redis.zcard(k.line)).toBe(0)
   })
 
-  it('the answer is one text of integers that keeps all 16 digits of a µs time; any other text fails the batch', async () => {
+  it('an answer of the wrong length or not integers fails every poll of its batch, as a store failure', async () => {
+    // The poll script swapped for one that answers a fixed text (run by EVAL after NOSCRIPT).
+    for (const text of ['1,2,', '1,x,2,3,', '']) {
+      const source = `return '${text}'`
+      const poll = { ...luaScripts().poll, source, sha: createHash('sha1').update(source).digest('hex') }
+      const store = new RedisQueueStore(redis, { ...luaScripts(), poll })
+      const results = await Promise.allSettled(
+        ['W000000000000001', 'W000000000000002'].map((visitor) => store.poll({ room: 'wrong-answer', visitor, limits })),
+      )
+      for (const r of results) {
+        expect(r.status).toBe('rejected')
+        if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'ERR_STORE_UNAVAILABLE' })
+      }
+    }
+  })
+
+  it('the answer is one text of integers that keeps all 16 digits of a µs time; any other text is refused', async () => {
     const store = new RedisQueueStore(redis, luaScripts())
     // A place restored from a token, in µs: 16 digits, which Lua's tostring would round to 14.
     const arrival = 1_733_000_000_123_457
