@@ -247,6 +247,18 @@ export interface Target {
   alternate?: Target
 }
 
+/**
+ * The target on a second process of its server (Target.alternate): the same requests to the same
+ * path on the other process's address, with the other's pid under the server's label (the first of
+ * pids); the other pids (the origin, Redis) are shared.
+ */
+export function onTwoProcesses(t: Target, other: { url: string; pid: number }): Target {
+  const url = new URL(t.url)
+  const [server] = Object.keys(t.pids ?? {})
+  const pids = server === undefined ? t.pids : { ...t.pids, [server]: other.pid }
+  return { ...t, alternate: { ...t, url: `${other.url}${url.pathname}${url.search}`, pids } }
+}
+
 export interface Segment {
   /** Responses within the run (wrk's count). */
   responses: number

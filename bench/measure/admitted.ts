@@ -26,6 +26,7 @@ import {
   log,
   type MonitorSample,
   monitorSample,
+  onTwoProcesses,
   type Row,
   ratioRow,
   sleep,
@@ -84,22 +85,20 @@ export async function measureAdmitted(b: EdgeBench): Promise<Admitted> {
     const headers = { cookie: admission }
     const origin = b.origin
     const originTarget: Target = { name: 'origin direct', url: `${origin.url}/`, headers, pids: { origin: origin.pid } }
-    const proxyOne: Target = { name: 'bare proxy', url: `${proxy.url}/`, headers, pids: { proxy: proxy.pid, origin: origin.pid } }
-    const proxyTarget: Target = {
-      ...proxyOne,
-      alternate: { ...proxyOne, url: `${proxy2.url}/`, pids: { proxy: proxy2.pid, origin: origin.pid } },
-    }
-    const edgeOne: Target = {
-      name: 'edge, admitted',
-      url: `${edge.url}/`,
-      headers,
-      countRedis: true,
-      pids: { edge: edge.pid, origin: origin.pid, redis: b.redisServer.pid },
-    }
-    const edgeTarget: Target = {
-      ...edgeOne,
-      alternate: { ...edgeOne, url: `${edge2.url}/`, pids: { edge: edge2.pid, origin: origin.pid, redis: b.redisServer.pid } },
-    }
+    const proxyTarget = onTwoProcesses(
+      { name: 'bare proxy', url: `${proxy.url}/`, headers, pids: { proxy: proxy.pid, origin: origin.pid } },
+      proxy2,
+    )
+    const edgeTarget = onTwoProcesses(
+      {
+        name: 'edge, admitted',
+        url: `${edge.url}/`,
+        headers,
+        countRedis: true,
+        pids: { edge: edge.pid, origin: origin.pid, redis: b.redisServer.pid },
+      },
+      edge2,
+    )
     const m = await compare([originTarget, proxyTarget, edgeTarget], { redis: b.redis })
     const originAgg = m.get(originTarget.name) as Aggregate
     const proxyAgg = m.get(proxyTarget.name) as Aggregate

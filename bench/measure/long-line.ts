@@ -8,7 +8,7 @@
 //   turn.
 import { roomKeys } from '../../src/adapters/redis/keys.js'
 import { ACCEPT_JSON, type EdgeBench, expectQueued, openRoom, startEdge, startServer } from '../edge.js'
-import { type Aggregate, compare, fmtInt, fmtMs, fmtRps, log, type Row, ratioRow, type Target } from '../lib.js'
+import { type Aggregate, compare, fmtInt, fmtMs, fmtRps, log, onTwoProcesses, type Row, ratioRow, type Target } from '../lib.js'
 import { DAY_MS, fillLine, holdTheSlot, QUEUE_ROOM } from '../line.js'
 
 const THROUGHPUT_TARGET = { op: '>=', value: 0.85 } as const
@@ -49,25 +49,21 @@ export async function measureLongLine(b: EdgeBench): Promise<LongLine> {
     await expectQueued(`${edge.url}/k1`, smallCookies[0] as string, SMALL_LINE + 1)
     await expectQueued(`${edge.url}/m1`, bigCookies[0] as string, BIG_LINE + 1)
     await expectQueued(`${edge2.url}/m1`, bigCookies[0] as string, BIG_LINE + 1)
-    const line = (name: string, path: string, cookies: string[]): Target => {
-      const one = { name, headers: { accept: ACCEPT_JSON }, cookies }
-      return {
-        ...one,
-        url: `${edge.url}${path}`,
-        pids: { edge: edge.pid, redis: b.redisServer.pid },
-        alternate: { ...one, url: `${edge2.url}${path}`, pids: { edge: edge2.pid, redis: b.redisServer.pid } },
-      }
-    }
+    const pids = { edge: edge.pid, redis: b.redisServer.pid }
+    const line = (name: string, path: string, cookies: string[]): Target =>
+      onTwoProcesses({ name, url: `${edge.url}${path}`, headers: { accept: ACCEPT_JSON }, cookies, pids }, edge2)
     const small = line(`edge poll, ${fmtInt(SMALL_LINE)} waiting`, '/k1', smallCookies)
     const big = line(`edge poll, ${fmtInt(BIG_LINE)} waiting`, '/m1', bigCookies)
-    const helloOne: Target = {
-      name: 'hello (measurement 3)',
-      url: `${hello.url}/`,
-      headers: { accept: ACCEPT_JSON },
-      cookies: smallCookies,
-      pids: { hello: hello.pid },
-    }
-    const helloTarget: Target = { ...helloOne, alternate: { ...helloOne, url: `${hello2.url}/`, pids: { hello: hello2.pid } } }
+    const helloTarget = onTwoProcesses(
+      {
+        name: 'hello (measurement 3)',
+        url: `${hello.url}/`,
+        headers: { accept: ACCEPT_JSON },
+        cookies: smallCookies,
+        pids: { hello: hello.pid },
+      },
+      hello2,
+    )
     const m = await compare([helloTarget, small, big])
     const helloAgg = m.get(helloTarget.name) as Aggregate
     const smallAgg = m.get(small.name) as Aggregate

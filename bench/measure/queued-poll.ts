@@ -15,6 +15,7 @@ import {
   log,
   type MonitorSample,
   monitorSample,
+  onTwoProcesses,
   type Row,
   ratioRow,
   runLoad,
@@ -75,12 +76,15 @@ export async function measureQueuedPoll(b: EdgeBench): Promise<QueuedPoll> {
     const sample2 = await expectQueued(`${edge2.url}/`, cookies[VISITORS - 1] as string, inLineAfterJoin)
     if (sample2.position !== VISITORS) throw new Error(`the second edge should agree: ${JSON.stringify(sample2)}`)
 
-    const helloOne: Target = { name: 'hello', url: `${hello.url}/`, headers: { accept: ACCEPT_JSON }, cookies, pids: { hello: hello.pid } }
-    const helloTarget: Target = { ...helloOne, alternate: { ...helloOne, url: `${hello2.url}/`, pids: { hello: hello2.pid } } }
-    const pids2 = { edge: edge2.pid, redis: b.redisServer.pid }
-    const pollTarget: Target = { ...pollJson, countRedis: true, alternate: { ...pollJson, url: `${edge2.url}/`, pids: pids2 } }
-    const htmlOne: Target = { name: 'edge poll (HTML page)', url: `${edge.url}/`, headers: { accept: ACCEPT_HTML }, cookies, pids }
-    const pollHtml: Target = { ...htmlOne, alternate: { ...htmlOne, url: `${edge2.url}/`, pids: pids2 } }
+    const helloTarget = onTwoProcesses(
+      { name: 'hello', url: `${hello.url}/`, headers: { accept: ACCEPT_JSON }, cookies, pids: { hello: hello.pid } },
+      hello2,
+    )
+    const pollTarget = onTwoProcesses({ ...pollJson, countRedis: true }, edge2)
+    const pollHtml = onTwoProcesses(
+      { name: 'edge poll (HTML page)', url: `${edge.url}/`, headers: { accept: ACCEPT_HTML }, cookies, pids },
+      edge2,
+    )
     const m = await compare([helloTarget, pollTarget, pollHtml], { redis: b.redis })
     const helloAgg = m.get(helloTarget.name) as Aggregate
     const pollAgg = m.get(pollTarget.name) as Aggregate
