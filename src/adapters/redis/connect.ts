@@ -4,6 +4,10 @@
 // failover on its own, so the edge answers from the promoted replica as soon as it is there.
 import { Cluster, Redis } from 'ioredis'
 import { parseRedisUrl, type RedisTarget } from '../../config/redis-url.js'
+import { keepStringMethodsFast } from './fast-strings.js'
+
+// Loading ioredis (just above) slowed String.prototype down: see fast-strings.ts.
+keepStringMethodsFast()
 
 /** What the stores run on: a connection to one server (plain or found through Sentinel), or a Cluster. */
 export type RedisClient = Redis | Cluster
