@@ -166,7 +166,7 @@ describe('batched polls (one packed argument per EVALSHA)', () => {
     const calls = Number((await redis.info('commandstats')).match(/cmdstat_evalsha:calls=(\d+)/)?.[1] ?? 0) - before
     expect(await redis.zrange(roomKeys(room).line, '0', '-1')).toEqual(ids)
     expect(results.map((r) => (r.state === 'queued' ? r.position : -1))).toEqual(ids.map((_, i) => i + 1))
-    // 3 with the first hint; 8, then 16 (of which 12 came) with the second.
+    // 3 with the first hint; 16 (full, so sent at once), then 32 (of which 4 came) with the second.
     expect(calls).toBe(3)
   })
 

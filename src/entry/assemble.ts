@@ -29,6 +29,7 @@ export interface EdgeParts extends Stores {
   log?: EdgeDeps['log']
   clientIp: EdgeDeps['clientIp']
   scheme: (c: Context) => 'http' | 'https'
+  readHeaders?: EdgeDeps['readHeaders']
   lastReport?: () => Promise<string | undefined>
 }
 
@@ -81,6 +82,7 @@ export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
     maxBodyBytes: p.config.maxBodyBytes,
     clientIp: p.clientIp,
     scheme: p.scheme,
+    readHeaders: p.readHeaders,
     log: p.log,
     admin,
   }

@@ -7,6 +7,7 @@ import type { Context } from 'hono'
 import { jsMac } from '../adapters/js/mac.js'
 import { memoryStores } from '../adapters/memory/stores.js'
 import { nodeDigest } from '../adapters/node/digest.js'
+import { nodeVisitorHeaders } from '../adapters/node/headers.js'
 import { connectRedis, type RedisClient, whenReady } from '../adapters/redis/connect.js'
 import { luaScripts } from '../adapters/redis/scripts.js'
 import { redisStores } from '../adapters/redis/stores.js'
@@ -76,6 +77,7 @@ export async function buildEdge(
     log: options.log,
     clientIp: (c) => nodeSocket(c)?.remoteAddress,
     scheme: (c) => (nodeSocket(c)?.encrypted ? 'https' : 'http'),
+    readHeaders: nodeVisitorHeaders,
     lastReport: async () => {
       try {
         return await readFile(config.simReportPath, 'utf8')

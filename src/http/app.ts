@@ -15,7 +15,7 @@ import { type EdgeContext, type EdgeDeps, edgeContext } from './edge-context.js'
 import { QUEUE_ASSETS } from './pages.js'
 import { challengeResponse, POW_WORKER_PATH, serveWorkerScript } from './pow.js'
 import { forward } from './proxy.js'
-import { readIncoming, wantsJson } from './request.js'
+import { readIncoming } from './request.js'
 import { admittedJson, edgeError, NO_STORE, queueAsset, waitResponse } from './responses.js'
 import { visit } from './visit.js'
 
@@ -101,8 +101,8 @@ async function serveVisitor(edge: EdgeContext, c: Context): Promise<Response> {
   const check = pending instanceof Promise ? await pending : pending
   if (isAdmitted(check)) return forward(edge, c, req, room, check)
   const answer = await visit(edge, room, req, check?.ended)
-  if (answer.kind === 'challenge') return challengeResponse(edge, req, room, answer.status, wantsJson(c))
-  if (answer.kind === 'wait') return waitResponse(req, room, answer, wantsJson(c))
-  if (answer.kind === 'admit' && wantsJson(c)) return admittedJson(answer.status, answer.cookies)
+  if (answer.kind === 'challenge') return challengeResponse(edge, req, room, answer.status, req.json)
+  if (answer.kind === 'wait') return waitResponse(req, room, answer, req.json)
+  if (answer.kind === 'admit' && req.json) return admittedJson(answer.status, answer.cookies)
   return forward(edge, c, req, room, answer)
 }

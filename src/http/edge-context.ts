@@ -11,6 +11,7 @@ import type { QueueStore } from '../ports/queue-store.js'
 import type { Draws } from './draws.js'
 import { POW_PAGE_SCRIPT } from './pow.js'
 import type { Refusals } from './refusals.js'
+import type { VisitorHeaders } from './request.js'
 import type { RoomDirectory } from './room-directory.js'
 
 export type Log = (event: string, fields: Record<string, unknown>) => void
@@ -38,6 +39,11 @@ export interface EdgeDeps {
   clientIp?: (c: Context) => string | undefined
   /** The scheme the visitor really used, from the runtime (TLS socket); never from the request line. */
   scheme?: (c: Context) => 'http' | 'https'
+  /**
+   * The headers every request is read for, from the runtime (Node: src/adapters/node/headers.ts);
+   * unset, or undefined for a request, through Hono. Either way the same values (request.ts).
+   */
+  readHeaders?: (c: Context) => VisitorHeaders | undefined
   /** Mark cookies Secure even on plain HTTP (behind a TLS-terminating proxy). */
   secureCookies?: boolean
   /** The largest request body passed to the origin, bytes (1 MiB when unset); larger ones get 413. */

@@ -25,6 +25,25 @@ export interface Incoming {
   client: string | undefined
   /** An answer to a proof-of-work challenge (the Anteroom-Pow header, core/pow.ts). */
   powAnswer: string | null
+  /** Whether the caller asked for JSON (an app polling), not a page (a browser): wantsJson. */
+  json: boolean
+}
+
+/**
+ * The request headers the edge reads on every request, each as Hono reads it: the field's value
+ * without surrounding spaces, several fields of one name joined with ", " (Cookie: "; "); undefined
+ * when absent. EdgeDeps.readHeaders gives them from the runtime (src/adapters/node/headers.ts).
+ */
+export interface VisitorHeaders {
+  host: string | undefined
+  cookie: string | undefined
+  accept: string | undefined
+  pow: string | undefined
+}
+
+/** The same through Hono, on any runtime. */
+function honoHeaders(c: Context): VisitorHeaders {
+  return { host: c.req.header('host'), cookie: c.req.header('cookie'), accept: c.req.header('accept'), pow: c.req.header(POW_HEADER) }
 }
 
 /** What a request URL says, worked out once per URL text (a poll's URL is the same for every visitor). */
@@ -58,10 +77,11 @@ function factsOf(href: string): UrlFacts {
 }
 
 /** Reads the request; a path that could be read two ways is refused (ERR_BAD_PATH), and so are two Host headers. */
-export function readIncoming(c: Context, deps: Pick<EdgeDeps, 'scheme' | 'secureCookies' | 'clientIp'>): Incoming {
+export function readIncoming(c: Context, deps: Pick<EdgeDeps, 'scheme' | 'secureCookies' | 'clientIp' | 'readHeaders'>): Incoming {
   const facts = factsOf(c.req.url)
+  const headers = deps.readHeaders?.(c) ?? honoHeaders(c)
   // Two Host headers reach the app joined by a comma; an origin might read either one.
-  if (c.req.header('host')?.includes(',')) throw new AnteroomError('ERR_BAD_REQUEST', 'The request has more than one Host header.')
+  if (headers.host?.includes(',')) throw new AnteroomError('ERR_BAD_REQUEST', 'The request has more than one Host header.')
   const proto = deps.scheme?.(c) ?? 'http'
   return {
     authority: facts.authority,
@@ -70,16 +90,21 @@ export function readIncoming(c: Context, deps: Pick<EdgeDeps, 'scheme' | 'secure
     host: facts.host,
     pathKey: facts.pathKey,
     originPath: facts.originPath,
-    cookie: c.req.header('cookie') ?? null,
+    cookie: headers.cookie ?? null,
     client: deps.clientIp?.(c),
-    powAnswer: c.req.header(POW_HEADER) ?? null,
+    powAnswer: headers.pow ?? null,
+    json: asksForJson(headers.accept),
   }
+}
+
+function asksForJson(accept: string | undefined): boolean {
+  const a = accept ?? ''
+  return a.includes('application/json') && !a.includes('text/html')
 }
 
 /** Whether the caller asked for JSON (an app polling), not a page (a browser). */
 export function wantsJson(c: Context): boolean {
-  const accept = c.req.header('accept') ?? ''
-  return accept.includes('application/json') && !accept.includes('text/html')
+  return asksForJson(c.req.header('accept'))
 }
 
 /**
