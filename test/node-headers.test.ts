@@ -9,6 +9,7 @@ import { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { nodeVisitorHeaders } from '../src/adapters/node/headers.js'
 import { POW_HEADER } from '../src/core/pow.js'
+import { honoHeaders } from '../src/http/request.js'
 
 let server: Server
 let port: number
@@ -16,13 +17,7 @@ let port: number
 beforeAll(async () => {
   const app = new Hono()
   app.all('*', (c) => {
-    const hono = {
-      host: c.req.header('host'),
-      cookie: c.req.header('cookie'),
-      accept: c.req.header('accept'),
-      pow: c.req.header(POW_HEADER),
-    }
-    return c.json({ hono, node: nodeVisitorHeaders(c) ?? null })
+    return c.json({ hono: honoHeaders(c), node: nodeVisitorHeaders(c) ?? null })
   })
   app.onError((err, c) => c.json({ error: err.message }, 400))
   server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }) as Server

@@ -42,7 +42,7 @@ export interface VisitorHeaders {
 }
 
 /** The same through Hono, on any runtime. */
-function honoHeaders(c: Context): VisitorHeaders {
+export function honoHeaders(c: Context): VisitorHeaders {
   return { host: c.req.header('host'), cookie: c.req.header('cookie'), accept: c.req.header('accept'), pow: c.req.header(POW_HEADER) }
 }
 
