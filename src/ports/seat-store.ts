@@ -113,7 +113,7 @@ export interface SeatStore {
     answer: (tickets: Ticket[]) => StoredAnswer
   }): Promise<StoredAnswer | undefined>
   finishPayment(key: string, status: 'refunded' | 'failed', chargeId: string | null, answer: StoredAnswer): Promise<void>
-  /** Gives the seats and item units back; returns the seats freed. */
+  /** Gives the seats and item units back; returns the seats freed, in seat order. */
   release(holdId: string, holder: string): Promise<string[]>
   /** Frees expired holds (housekeeping); returns how many units (seats and item units) it freed. */
   sweep(limit?: number): Promise<number>
