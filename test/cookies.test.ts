@@ -39,7 +39,25 @@ describe('readCookie', () => {
       seed = (seed * 1103515245 + 12345) % 2 ** 31
       return seed % n
     }
-    const pieces = [NAME, `${NAME}=`, 'anteroom_q_', '=', ';', '; ', ' ', '\t', '\u00a0', '\ufeff', 'a', 'Z9._~-', '"', ',', 'x', 'line']
+    const pieces = [
+      NAME,
+      `${NAME}=`,
+      'anteroom_q_',
+      '=',
+      ';',
+      '; ',
+      ' ',
+      '\t',
+      '\u00a0',
+      '\ufeff',
+      'a',
+      'Z9._~-',
+      '"',
+      ',',
+      'x',
+      'line',
+      '/:@[`{\x7f+',
+    ]
     for (let i = 0; i < 20_000; i++) {
       let header = ''
       for (let k = rand(12); k >= 0; k--) header += pieces[rand(pieces.length)]

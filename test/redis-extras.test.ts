@@ -6,7 +6,7 @@ import { buildLuaModule, GENERATED } from '../scripts/build-lua.js'
 import { RedisClaimGate } from '../src/adapters/redis/claim-gate.js'
 import { RedisDefenceStore } from '../src/adapters/redis/defence-store.js'
 import { roomKeys, SEEN_BUCKETS, seenBucketOf } from '../src/adapters/redis/keys.js'
-import { RedisQueueStore, readIntegers } from '../src/adapters/redis/queue-store.js'
+import { decimal, RedisQueueStore, readIntegers } from '../src/adapters/redis/queue-store.js'
 import { luaScripts, runScript } from '../src/adapters/redis/scripts.js'
 import { ADMISSION_DEFAULTS, type AdmissionLimits } from '../src/core/settings.js'
 import { claimGateContract } from './contract/claim-gate.js'
@@ -152,6 +152,29 @@ describe('batched polls (one packed argument per EVALSHA)', () => {
     expect(readIntegers('1,1733000000123457,0,-1,')).toEqual([1, 1_733_000_000_123_457, 0, -1])
     for (const bad of ['1,2', '1,,2,', ',', '1,x,', '1.5,', '-,', '--1,', ' 1,']) expect(readIntegers(bad)).toBeUndefined()
     expect(readIntegers('')).toEqual([])
+  })
+
+  it('writes the numbers it sends as String does, eight digits at a time', () => {
+    const numbers = [
+      0,
+      1,
+      99_999_999,
+      1e8,
+      1e8 + 1,
+      1e16 - 1,
+      1_733_000_000_123_457,
+      1_733_000_100_000,
+      Number.MAX_SAFE_INTEGER,
+      2 ** 53 + 2,
+      1.5,
+      -3,
+    ]
+    let seed = 5
+    for (let i = 0; i < 5000; i++) {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31
+      numbers.push(Math.floor((seed / 2 ** 31) * 10 ** (1 + (i % 16))), 1_733_000_000_000_000 + seed * 97 + i)
+    }
+    for (const n of numbers) expect(decimal(n), String(n)).toBe(String(n))
   })
 
   it('polls reach Redis in the order they came: a full batch goes at once, after what gathered before it with another hint', async () => {

@@ -18,17 +18,38 @@ export interface QueueTicket {
 export const VISITOR_ID = /^[A-Za-z0-9_-]{16}$/
 const MAX_LENGTH = 160
 
-/** A whole-string pattern without its anchors. */
-function inner(whole: RegExp): string {
-  return whole.source.slice(1, -1)
+/** Whether the code is a visitor id's character: [A-Za-z0-9_-]. */
+function isIdCode(c: number): boolean {
+  return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x5f
+}
+
+/** Whether the code is a lower-case base-36 digit: [0-9a-z]. */
+function isBase36Code(c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x7a)
+}
+
+/** Where a run of base-36 digits from `from` ends (the index after it), if it has 1 to `most` digits and a dot follows. */
+function digitsThenDot(token: string, from: number, most: number): number {
+  let i = from
+  while (i < token.length && i - from <= most && isBase36Code(token.charCodeAt(i))) i++
+  return i > from && i - from <= most && token.charCodeAt(i) === 0x2e ? i : -1
 }
 
 /**
- * What follows `q1.<room>.` in a token: a visitor id (VISITOR_ID), the arrival and the expiry in base
- * 36 (at most 12 and 11 digits), and the MAC (anything without a dot). Sticky, from lastIndex: a
- * token is checked against the room it is read for, so the room is a prefix to compare, not to capture.
+ * Where the expiry and the MAC begin in what follows `q1.<room>.` at `start`: a visitor id
+ * (VISITOR_ID), a dot, the arrival and the expiry in base 36 (1 to 12 and 1 to 11 digits, each
+ * followed by a dot), and a MAC without a dot; undefined for anything else. Read by hand: the same
+ * as a regular expression, at a fraction of its cost a poll (test/tokens.test.ts compares the two).
  */
-const TOKEN_TAIL = new RegExp(`${inner(VISITOR_ID)}\\.[0-9a-z]{1,12}\\.[0-9a-z]{1,11}\\.[^.]*$`, 'y')
+function tailAt(token: string, start: number): { expiresAt: number; macAt: number } | undefined {
+  for (let i = start; i < start + 16; i++) if (!isIdCode(token.charCodeAt(i))) return undefined
+  if (token.charCodeAt(start + 16) !== 0x2e) return undefined
+  const arrivalEnd = digitsThenDot(token, start + 17, 12)
+  if (arrivalEnd < 0) return undefined
+  const expiresEnd = digitsThenDot(token, arrivalEnd + 1, 11)
+  if (expiresEnd < 0 || token.indexOf('.', expiresEnd + 1) >= 0) return undefined
+  return { expiresAt: arrivalEnd + 1, macAt: expiresEnd + 1 }
+}
 
 /** Whether base-36 digits are what toString(36) writes for the number they parse to (no leading zero, exact). */
 function canonical(digits: string, n: number): boolean {
@@ -76,14 +97,13 @@ export class QueueTokens {
    */
   verify(token: string | undefined, room: string, now: number): QueueTicket | undefined {
     if (token === undefined || token.length > MAX_LENGTH) return undefined
-    // q1.<room>. then the rest as TOKEN_TAIL has it; the fields are found by their dots.
+    // q1.<room>. then the rest as tailAt reads it.
     const start = room.length + 4
     if (!token.startsWith('q1.') || !token.startsWith(room, 3) || token.charCodeAt(start - 1) !== 0x2e) return undefined
-    TOKEN_TAIL.lastIndex = start
-    if (!TOKEN_TAIL.test(token)) return undefined
+    const tail = tailAt(token, start)
+    if (tail === undefined) return undefined
+    const { expiresAt, macAt } = tail
     const visitor = token.slice(start, start + 16)
-    const expiresAt = token.indexOf('.', start + 18) + 1
-    const macAt = token.indexOf('.', expiresAt) + 1
     const arrival36 = token.slice(start + 17, expiresAt - 1)
     const expires36 = token.slice(expiresAt, macAt - 1)
     const mac = token.slice(macAt)

@@ -17,13 +17,14 @@ import { challengeResponse, POW_WORKER_PATH, serveWorkerScript } from './pow.js'
 import { forward } from './proxy.js'
 import { readIncoming } from './request.js'
 import { admittedJson, edgeError, NO_STORE, queueAsset, waitResponse } from './responses.js'
+import { cachedRouter } from './route-cache.js'
 import { visit } from './visit.js'
 
 export type { EdgeDeps } from './edge-context.js'
 
 export function createEdgeApp(deps: EdgeDeps): Hono {
   const edge = edgeContext(deps)
-  const app = new Hono()
+  const app = new Hono({ router: cachedRouter() })
   app.get('/.well-known/jwks.json', (c) => serveJwks(edge, c))
   app.get('/_anteroom/health', (c) => serveHealth(edge, c))
   app.get('/_anteroom/status', (c) => serveStatus(edge, c))

@@ -139,13 +139,65 @@ const PAGE_HEAD = `<!doctype html>
 const PAGE_TAIL_POLLING = `<script src="${QUEUE_ASSETS.js.path}?v=${QUEUE_ASSETS.js.version}"></script></body></html>`
 const PAGE_TAIL_FINAL = '</body></html>'
 
-/** The queue page. Its text is ASCII (escapeHtml), so a one-byte string. */
+/**
+ * The queue page. Its text is ASCII (escapeHtml), so a one-byte string. Everything but the visitor's
+ * own numbers is its frame, the same for every visitor of a room in a state and so made once
+ * (frameFor): a page is the frame's four pieces and three numbers.
+ */
 export function queuePage(v: VisitorStatus, text: RoomText): string {
-  return `${PAGE_HEAD}${pageMiddle(v, text)}${finalState(v) ? PAGE_TAIL_FINAL : PAGE_TAIL_POLLING}`
+  const f = frameFor(v, text)
+  return `${f.head}${finalState(v) ? '' : refreshAfter(v)}${f.beforeNext}${v.nextPollSeconds}${f.beforeNumbers}${numbersBlock(v)}${f.tail}`
 }
 
-/** The page between the style sheet and the script: everything that depends on the visitor. */
-function pageMiddle(v: VisitorStatus, text: RoomText): string {
+/**
+ * A queue page without the visitor's own: its text before the noscript refresh's seconds, before
+ * data-next's seconds, before the numbers block, and after it.
+ */
+interface PageFrame {
+  head: string
+  beforeNext: string
+  beforeNumbers: string
+  tail: string
+  /** What else it was made from: a frame is used only for a page of the same. */
+  room: string
+  refreshSeconds: number
+}
+
+/** A room text's frames, by state; a state's frame without a place (sold out to a newcomer) apart. */
+const frames = new WeakMap<RoomText, Map<string, { placed?: PageFrame; unplaced?: PageFrame }>>()
+
+/**
+ * The visitor's frame, made once per room text (the room's settings: new ones when they change),
+ * state and whether the visitor has a place. A scheduled room's page has the visitor's ticket and the
+ * schedule's times in it: its frame is made for the page.
+ */
+function frameFor(v: VisitorStatus, text: RoomText): PageFrame {
+  if (v.schedule !== undefined || v.ticket !== undefined) return pageFrame(v, text)
+  let byState = frames.get(text)
+  if (byState === undefined) frames.set(text, (byState = new Map()))
+  let kept = byState.get(v.state)
+  if (kept === undefined) byState.set(v.state, (kept = {}))
+  const placed = v.position !== null
+  let f = placed ? kept.placed : kept.unplaced
+  if (f === undefined || f.room !== v.room || f.refreshSeconds !== v.refreshSeconds) {
+    f = pageFrame(v, text)
+    if (placed) kept.placed = f
+    else kept.unplaced = f
+  }
+  return f
+}
+
+/**
+ * The same text as one flat string. V8 keeps a text made with + or a template as a tree of its pieces,
+ * walked again whenever it is copied, and a frame is copied into every page. A JSON round trip makes
+ * a new, flat string (join and slice may hand back the tree itself); the text is ASCII (escapeHtml).
+ */
+function flat(tree: string): string {
+  return JSON.parse(JSON.stringify(tree)) as string
+}
+
+/** The page around the visitor's numbers. */
+function pageFrame(v: VisitorStatus, text: RoomText): PageFrame {
   const headline =
     v.state === 'closed'
       ? 'This sale is closed'
@@ -188,10 +240,32 @@ function pageMiddle(v: VisitorStatus, text: RoomText): string {
                     : v.state === 'all_held'
                       ? 'Every seat is held right now; some may come back. People holding them have a few minutes to pay, and when a hold runs out or is released the line moves again. You keep your place.'
                       : escapeRoomText(text.message)
-  const numbers =
-    v.position === null
-      ? ''
-      : `<p class="muted">Your place in line</p>
+  const refreshes = finalState(v)
+    ? ''
+    : `<p class="muted">This page refreshes itself every ${v.refreshSeconds} seconds. Please keep it open; refreshing does not lose your place.</p>`
+  const final = finalState(v)
+  return {
+    head: flat(`${PAGE_HEAD}<title>${headline}</title>${final ? '' : '<noscript><meta http-equiv="refresh" content="'}`),
+    beforeNext: flat(`${final ? '' : '"></noscript>'}</head>
+<body><main id="anteroom" data-room="${escapeRoomText(v.room)}" data-state="${v.state}" data-refresh="${v.refreshSeconds}" data-next="`),
+    beforeNumbers: flat(`">
+<div class="card" role="region" aria-labelledby="headline">
+<h1 id="headline">${headline}</h1>
+<p>${lead}</p>
+<div role="status" aria-live="polite" aria-atomic="false">`),
+    tail: flat(`</div>${drawBlock(v)}
+${refreshes}
+</div></main>${final ? PAGE_TAIL_FINAL : PAGE_TAIL_POLLING}`),
+    room: v.room,
+    refreshSeconds: v.refreshSeconds,
+  }
+}
+
+/** The visitor's own numbers: their place, the line and the wait, or a scheduled room's countdown. */
+function numbersBlock(v: VisitorStatus): string {
+  if (v.state === 'scheduled' || v.state === 'prequeue') return scheduleBlock(v)
+  if (v.position === null) return ''
+  return `<p class="muted">Your place in line</p>
 <p class="big" id="position">${grouped(v.position)}</p>
 <progress id="progress" max="${v.waiting ?? 1}" value="${Math.max(0, (v.waiting ?? 0) - (v.ahead ?? 0))}" aria-label="Progress through the line"></progress>
 <dl>
@@ -200,18 +274,6 @@ function pageMiddle(v: VisitorStatus, text: RoomText): string {
 <div><dt>Estimated wait</dt><dd id="eta">${formatEta(v.etaSeconds)}</dd></div>
 </dl>
 <p class="muted" id="eta-range"${v.etaRange === null ? ' hidden' : ''}>${formatEtaRange(v.etaRange)}</p>`
-  const numbers2 = v.state === 'scheduled' || v.state === 'prequeue' ? scheduleBlock(v) : numbers
-  const refreshes = finalState(v)
-    ? ''
-    : `<p class="muted">This page refreshes itself every ${v.refreshSeconds} seconds. Please keep it open; refreshing does not lose your place.</p>`
-  return `<title>${headline}</title>${finalState(v) ? '' : `<noscript><meta http-equiv="refresh" content="${refreshAfter(v)}"></noscript>`}</head>
-<body><main id="anteroom" data-room="${escapeRoomText(v.room)}" data-state="${v.state}" data-refresh="${v.refreshSeconds}" data-next="${v.nextPollSeconds}">
-<div class="card" role="region" aria-labelledby="headline">
-<h1 id="headline">${headline}</h1>
-<p>${lead}</p>
-<div role="status" aria-live="polite" aria-atomic="false">${numbers2}</div>${drawBlock(v)}
-${refreshes}
-</div></main>`
 }
 
 /** An ISO time as written in the schedule, with its zone: "10:00 on 2026-12-01 (UTC+01:00)". */
