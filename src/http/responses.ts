@@ -13,16 +13,17 @@ export const NO_STORE = 'no-store'
 
 /**
  * The queue page's Content-Security-Policy: it runs nothing inline, and its style sheet and script
- * may come only from the edge's own two files (QUEUE_ASSETS). Worked out once per scheme and host.
+ * may come only from the edge's own two files (QUEUE_ASSETS). Worked out once per scheme and host,
+ * looked up by the request's authority as its URL's facts hold it (request.ts), without a new key a page.
  */
-const policies = new Map<string, string>()
+const policies = { http: new Map<string, string>(), https: new Map<string, string>() }
 function queuePagePolicy(req: Incoming): string {
-  const key = `${req.proto}://${req.authority}`
-  let policy = policies.get(key)
+  const byHost = policies[req.proto]
+  let policy = byHost.get(req.authority)
   if (policy === undefined) {
     policy = `default-src 'none'; style-src ${ownSource(req, QUEUE_ASSETS.css.path)}; script-src ${ownSource(req, QUEUE_ASSETS.js.path)}; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`
-    if (policies.size >= 1024) policies.clear()
-    policies.set(key, policy)
+    if (byHost.size >= 1024) byHost.clear()
+    byHost.set(req.authority, policy)
   }
   return policy
 }
