@@ -7,18 +7,18 @@ import { type Context, Hono } from 'hono'
 import { AnteroomError } from '../core/errors.js'
 import { isReserved } from '../core/path.js'
 import { hostServed, matchRoom } from '../core/rooms.js'
-import { ROOM_ID } from '../core/settings.js'
+import { ROOM_ID, type RoomSettings } from '../core/settings.js'
 import { admittedStatus } from '../core/visit.js'
-import { checkAdmission, isAdmitted } from './admission.js'
+import { type AdmissionCheck, checkAdmission, isAdmitted } from './admission.js'
 import { drawAnswer } from './draws.js'
 import { type EdgeContext, type EdgeDeps, edgeContext } from './edge-context.js'
 import { QUEUE_ASSETS } from './pages.js'
 import { challengeResponse, POW_WORKER_PATH, serveWorkerScript } from './pow.js'
 import { forward } from './proxy.js'
-import { readIncoming } from './request.js'
+import { type Incoming, readIncoming } from './request.js'
 import { admittedJson, edgeError, NO_STORE, queueAsset, waitResponse } from './responses.js'
 import { cachedRouter } from './route-cache.js'
-import { visit } from './visit.js'
+import { type Answer, visit } from './visit.js'
 
 export type { EdgeDeps } from './edge-context.js'
 
@@ -87,8 +87,12 @@ async function serveDraw(edge: EdgeContext, c: Context): Promise<Response> {
   return c.json(body)
 }
 
-/** Every other request: to the origin directly, or through the room that protects its path. */
-async function serveVisitor(edge: EdgeContext, c: Context): Promise<Response> {
+/**
+ * Every other request: to the origin directly, or through the room that protects its path. A waiting
+ * visitor's poll goes from the store's answer to the response in one step (no async function waits in
+ * between: the poll is the request the edge serves most).
+ */
+function serveVisitor(edge: EdgeContext, c: Context): Response | Promise<Response> {
   const method = c.req.method
   if (method === 'TRACE' || method === 'TRACK') throw new AnteroomError('ERR_METHOD_NOT_ALLOWED', `${method} is not served here.`)
   const req = readIncoming(c, edge.deps)
@@ -99,9 +103,24 @@ async function serveVisitor(edge: EdgeContext, c: Context): Promise<Response> {
   const room = matchRoom(rooms, req.host, req.pathKey)
   if (room === undefined) return forward(edge, c, req, undefined, undefined)
   const pending = checkAdmission(edge, room, req)
-  const check = pending instanceof Promise ? await pending : pending
+  if (pending instanceof Promise) return pending.then((check) => afterAdmissionCheck(edge, c, req, room, check))
+  return afterAdmissionCheck(edge, c, req, room, pending)
+}
+
+/** A visitor on a protected path, their admission cookie checked: forwarded, or a visit to the line. */
+function afterAdmissionCheck(
+  edge: EdgeContext,
+  c: Context,
+  req: Incoming,
+  room: RoomSettings,
+  check: AdmissionCheck,
+): Response | Promise<Response> {
   if (isAdmitted(check)) return forward(edge, c, req, room, check)
-  const answer = await visit(edge, room, req, check?.ended)
+  return visit(edge, room, req, check?.ended).then((answer) => visitResponse(edge, c, req, room, answer))
+}
+
+/** What a visit answered, as the visitor's response: a challenge, the queue page or JSON, or the request forwarded. */
+function visitResponse(edge: EdgeContext, c: Context, req: Incoming, room: RoomSettings, answer: Answer): Response | Promise<Response> {
   if (answer.kind === 'challenge') return challengeResponse(edge, req, room, answer.status, req.json)
   if (answer.kind === 'wait') return waitResponse(req, room, answer, req.json)
   if (answer.kind === 'admit' && req.json) return admittedJson(answer.status, answer.cookies)

@@ -25,16 +25,49 @@ export type Answer =
   | { kind: 'challenge'; status: ChallengeStatus }
 
 /** @param endedVisitor the visitor of an admission whose session an admin ended: they stay who they are (and out). */
-export async function visit(edge: EdgeContext, room: RoomSettings, req: Incoming, endedVisitor?: string): Promise<Answer> {
+export function visit(edge: EdgeContext, room: RoomSettings, req: Incoming, endedVisitor?: string): Promise<Answer> {
   const now = edge.now()
   const token = edge.deps.queueTokens.verify(readCookie(req.cookie, queueCookieName(room.id)), room.id, now)
   // A token of an identity without a place (an ended visitor's) keeps who they are, and restores nothing.
   const ticket = token?.arrival === NO_PLACE ? undefined : token
-  let visitor = endedVisitor ?? token?.visitor
+  const known = endedVisitor ?? token?.visitor
   // A room linked to an event with nothing free lets nobody new in (core/stock.ts), from the edge's
   // last look at the event's stock: no store call for it here.
   const stop = stockStop(room, edge.deps.rooms.stock(room.id), now)
   const asks = asksStore(room, now, stop, ticket === undefined)
+  const v: Visit = { edge, room, req, now, ticket, endedVisitor, stop, asks, visitor: known ?? '' }
+  // A newcomer to a room with a proof of work, a cap on joins or a draw: those steps wait first.
+  if (asks && ticket === undefined && (asksPow(room) || capsJoins(room) || isScheduled(room))) return joinThenPoll(v, known)
+  if (known === undefined) v.visitor = newVisitorId()
+  if (isScheduled(room)) return joinThenPoll(v, v.visitor)
+  // The poll the edge serves most: one store call, and one step after it.
+  if (!asks) return Promise.resolve(answer(v, NOT_ASKED))
+  return pollStore(v, undefined).then(
+    (result) => answer(v, polledOutcome(v, result)),
+    (err) => answer(v, unavailable(v, err)),
+  )
+}
+
+/** A visit, as the steps after the store call read it. */
+interface Visit {
+  edge: EdgeContext
+  room: RoomSettings
+  req: Incoming
+  now: number
+  /** The place the visitor's verified queue token keeps, if any. */
+  ticket: { arrival: number; expires: number } | undefined
+  endedVisitor: string | undefined
+  stop: StockStop | undefined
+  asks: boolean
+  visitor: string
+}
+
+const NOT_ASKED: PollOutcome = { kind: 'not-asked' }
+
+/** A newcomer's steps before the store call (a proof of work, the cap on joins, a scheduled room's draw), then the visit. */
+async function joinThenPoll(v: Visit, known: string | undefined): Promise<Answer> {
+  const { edge, room, req, now, ticket, endedVisitor, asks } = v
+  let visitor = known
   if (visitor === undefined && asksPow(room) && asks) {
     // A new place only for a solved challenge: its visitor id, so a replayed answer yields this same place.
     const gate = await powGate(edge, room, req)
@@ -46,6 +79,7 @@ export async function visit(edge: EdgeContext, room: RoomSettings, req: Incoming
     visitor = gate.visitor
   }
   visitor ??= newVisitorId()
+  v.visitor = visitor
   // A new place: counted against the visitor's network (after the proof of work, so that failed
   // answers use up none of it), and refused (429) beyond the room's cap.
   if (ticket === undefined && endedVisitor === undefined && capsJoins(room) && asks) await admitNetwork(edge, room, req)
@@ -55,11 +89,31 @@ export async function visit(edge: EdgeContext, room: RoomSettings, req: Incoming
     scheduled && ticket === undefined && schedulePhase(room, now) === 'prequeue'
       ? await edge.deps.draws.arrival(scheduled, visitor)
       : undefined
-  const outcome: PollOutcome = asks ? await pollStore(edge, room, visitor, ticket, draw, stop) : { kind: 'not-asked' }
-  // A queued visitor's wait comes from the edge's last look at the room (no store call).
-  const verdict = decideVisit(room, outcome, ticket?.arrival, now, (poll: QueuedPoll) => edge.deps.rooms.estimate(room, poll), stop)
-  if (scheduled) await showDraw(edge, scheduled, visitor, outcome, verdict)
-  return carryOut(edge, room, req, visitor, verdict)
+  let outcome: PollOutcome = NOT_ASKED
+  if (asks) {
+    try {
+      outcome = polledOutcome(v, await pollStore(v, draw))
+    } catch (err) {
+      outcome = unavailable(v, err)
+    }
+  }
+  if (scheduled) {
+    const verdict = verdictOf(v, outcome)
+    await showDraw(edge, scheduled, visitor, outcome, verdict)
+    return carryOut(edge, room, req, visitor, verdict)
+  }
+  return answer(v, outcome)
+}
+
+/** The decision on what the store said (core/visit.ts); a queued visitor's wait from the edge's last look at the room. */
+function verdictOf(v: Visit, outcome: PollOutcome): Verdict {
+  const { edge, room } = v
+  return decideVisit(room, outcome, v.ticket?.arrival, v.now, (poll: QueuedPoll) => edge.deps.rooms.estimate(room, poll), v.stop)
+}
+
+/** The visit's answer, once the store has spoken (or was not asked). */
+function answer(v: Visit, outcome: PollOutcome): Answer | Promise<Answer> {
+  return carryOut(v.edge, v.room, v.req, v.visitor, verdictOf(v, outcome))
 }
 
 const isScheduled = (room: RoomSettings): room is RoomSettings & { schedule: Schedule } => room.schedule !== null
@@ -98,45 +152,38 @@ function limitsOf(room: RoomSettings, stop: StockStop | undefined): AdmissionLim
 }
 
 /**
- * One store call: the visitor's place or turn; a store that does not answer is an outcome too. While
- * the room's stock stops admissions the rule is handed a paused room (pollLimits), as by an admin's pause.
+ * One store call: the visitor's place or turn. While the room's stock stops admissions the rule is
+ * handed a paused room (pollLimits), as by an admin's pause.
  */
-function pollStore(
-  edge: EdgeContext,
-  room: RoomSettings,
-  visitor: string,
-  ticket: { arrival: number; expires: number } | undefined,
-  draw: number | undefined,
-  stop: StockStop | undefined,
-): Promise<PollOutcome> {
-  let polled: Promise<PollResult>
+function pollStore(v: Visit, draw: number | undefined): Promise<PollResult> {
+  const { edge, room, ticket } = v
   try {
-    polled = edge.deps.queue.poll({
+    return edge.deps.queue.poll({
       room: room.id,
-      visitor,
+      visitor: v.visitor,
       arrival: ticket?.arrival,
       tokenExpires: ticket?.expires,
       draw,
-      limits: limitsOf(room, stop),
+      limits: limitsOf(room, v.stop),
       now: edge.storeNow(),
       hint: edge.deps.rooms.hint(room.id),
     })
   } catch (err) {
-    polled = Promise.reject(err)
+    return Promise.reject(err)
   }
-  // One promise per poll, not an async function's two: the poll is the request the edge serves most.
-  return polled.then(
-    (result): PollOutcome => {
-      edge.deps.rooms.noteLife(room.id, result.life)
-      return { kind: 'polled', result }
-    },
-    (err): PollOutcome => {
-      if (!isAnteroomError(err, 'ERR_STORE_UNAVAILABLE')) throw err
-      edge.deps.rooms.noteStoreFailure()
-      edge.log('store_unavailable', { room: room.id, policy: room.onStoreError })
-      return { kind: 'unavailable' }
-    },
-  )
+}
+
+function polledOutcome(v: Visit, result: PollResult): PollOutcome {
+  v.edge.deps.rooms.noteLife(v.room.id, result.life)
+  return { kind: 'polled', result }
+}
+
+/** A store that does not answer is an outcome too; anything else it throws is not. */
+function unavailable(v: Visit, err: unknown): PollOutcome {
+  if (!isAnteroomError(err, 'ERR_STORE_UNAVAILABLE')) throw err
+  v.edge.deps.rooms.noteStoreFailure()
+  v.edge.log('store_unavailable', { room: v.room.id, policy: v.room.onStoreError })
+  return { kind: 'unavailable' }
 }
 
 /**
