@@ -26,4 +26,19 @@ describe("Node's next-tick objects keep their shape across full collections", ()
   it('with one kept alive they keep it', async () => {
     expect(await sameShapeAfterGc('kept')).toEqual([true, true, true])
   })
+
+  it('a Node edge keeps one from the moment it is built', async () => {
+    const { keepsTickShapes } = await import('../src/adapters/node/tick-shapes.js')
+    const { buildEdge } = await import('../src/entry/build.js')
+    const { loadConfig } = await import('../src/config/index.js')
+    const config = loadConfig({
+      ANTEROOM_ROOMS: JSON.stringify([{ id: 'ticks', paths: ['/'], totalActiveUsers: 1, newUsersPerMinute: 1 }]),
+    })
+    const edge = await buildEdge(config, { originUrl: 'http://127.0.0.1:9' })
+    try {
+      expect(keepsTickShapes()).toBe(true)
+    } finally {
+      await edge.close()
+    }
+  })
 })

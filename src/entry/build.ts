@@ -8,6 +8,7 @@ import { jsMac } from '../adapters/js/mac.js'
 import { memoryStores } from '../adapters/memory/stores.js'
 import { nodeDigest } from '../adapters/node/digest.js'
 import { nodeVisitorHeaders } from '../adapters/node/headers.js'
+import { keepTickShapes } from '../adapters/node/tick-shapes.js'
 import { connectRedis, type RedisClient, whenReady } from '../adapters/redis/connect.js'
 import { luaScripts } from '../adapters/redis/scripts.js'
 import { redisStores } from '../adapters/redis/stores.js'
@@ -53,6 +54,8 @@ export async function buildEdge(
     gate?: ClaimGate
   },
 ): Promise<Edge> {
+  // Node's next-tick objects stay on V8's fast path however long the process runs (tick-shapes.ts).
+  keepTickShapes()
   const now = options.clock ? () => options.clock?.now() ?? Date.now() : Date.now
   let stores: Stores
   let redis: RedisClient | undefined

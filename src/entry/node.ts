@@ -4,7 +4,6 @@ import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { serve } from '@hono/node-server'
 import { MemoryClaimGate } from '../adapters/memory/claim-gate.js'
-import { keepTickShapes } from '../adapters/node/tick-shapes.js'
 import { type Config, loadConfig } from '../config/index.js'
 import { isAnteroomError } from '../core/errors.js'
 import { buildBooking } from './booking.js'
@@ -28,8 +27,6 @@ function ensureAdmin(config: Config): Config {
 }
 
 async function main(): Promise<void> {
-  // Node's next-tick objects stay on V8's fast path however long the process runs (tick-shapes.ts).
-  keepTickShapes()
   const config = ensureAdmin(loadConfig(process.env))
   let originUrl = config.originUrl
   let booking: Awaited<ReturnType<typeof buildBooking>> | undefined

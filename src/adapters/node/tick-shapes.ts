@@ -28,6 +28,11 @@ function keepNext(): void {
 
 let timer: ReturnType<typeof setInterval> | undefined
 
+/** Whether this process keeps a next-tick object (the Node edge does from buildEdge on). */
+export function keepsTickShapes(): boolean {
+  return timer !== undefined
+}
+
 /** Keeps one next-tick object alive from now on, renewed every second; once per process (later calls change nothing). */
 export function keepTickShapes(): void {
   if (timer !== undefined) return
