@@ -88,14 +88,18 @@ describe('RouteCache', () => {
     expect((router.match('GET', '/late')[0] as [string, unknown][]).map(([h]) => h)).toContain('late handler')
   })
 
-  it('keeps at most 1,024 paths a method: the next one starts the map over', () => {
+  it('keeps at most 1,024 answers in all, and none for other methods: the next one starts the maps over', () => {
     const counting = countingRouter(build(new TrieRouter<string>()))
     const router = new RouteCache(counting)
-    for (let i = 0; i < 1024; i++) router.match('GET', `/p${i}`)
+    for (let i = 0; i < 1000; i++) router.match('GET', `/p${i}`)
+    for (let i = 0; i < 24; i++) router.match('POST', `/p${i}`)
     router.match('GET', '/p0')
+    router.match('POST', '/p0')
     expect(counting.asked).toBe(1024)
-    router.match('GET', '/p1024')
+    router.match('PUT', '/p1024')
     router.match('GET', '/p0')
     expect(counting.asked).toBe(1026)
+    for (let i = 0; i < 3; i++) router.match('BREW', '/p0')
+    expect(counting.asked).toBe(1029)
   })
 })

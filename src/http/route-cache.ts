@@ -11,39 +11,44 @@ import { RegExpRouter } from 'hono/router/reg-exp-router'
 import { SmartRouter } from 'hono/router/smart-router'
 import { TrieRouter } from 'hono/router/trie-router'
 
-/** Paths remembered per method, of at most PATH_REMEMBERED characters; the map starts over when full. */
-const PATHS_REMEMBERED = 1024
+/**
+ * What is remembered: answers for the methods an edge serves, for paths of at most PATH_REMEMBERED
+ * characters, at most ANSWERS_REMEMBERED in all (the maps start over when full): at most about a
+ * megabyte, whatever paths and methods an attacker sends. Anything else is asked of the router.
+ */
+const REMEMBERED_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
+const ANSWERS_REMEMBERED = 1024
 const PATH_REMEMBERED = 256
-const METHODS_REMEMBERED = 64
 
 export class RouteCache<T> implements Router<T> {
   readonly name = 'RouteCache'
-  private readonly answers = new Map<string, Map<string, Result<T>>>()
+  private readonly answers = new Map<string, Map<string, Result<T>>>(REMEMBERED_METHODS.map((m) => [m, new Map()]))
+  private remembered = 0
 
   constructor(private readonly inner: Router<T>) {}
 
   add(method: string, path: string, handler: T): void {
     // Routes are added before the first request; a late one must not meet stale answers.
-    this.answers.clear()
+    this.forget()
     this.inner.add(method, path, handler)
   }
 
   match(method: string, path: string): Result<T> {
-    let paths = this.answers.get(method)
-    if (paths === undefined) {
-      // A Worker passes any method token on: they too are bounded.
-      if (this.answers.size >= METHODS_REMEMBERED) this.answers.clear()
-      this.answers.set(method, (paths = new Map()))
-    }
+    const paths = this.answers.get(method)
+    if (paths === undefined || path.length > PATH_REMEMBERED) return this.inner.match(method, path)
     let answer = paths.get(path)
     if (answer === undefined) {
       answer = this.inner.match(method, path)
-      if (path.length <= PATH_REMEMBERED) {
-        if (paths.size >= PATHS_REMEMBERED) paths.clear()
-        paths.set(path, answer)
-      }
+      if (this.remembered >= ANSWERS_REMEMBERED) this.forget()
+      paths.set(path, answer)
+      this.remembered++
     }
     return answer
+  }
+
+  private forget(): void {
+    for (const paths of this.answers.values()) paths.clear()
+    this.remembered = 0
   }
 }
 

@@ -91,11 +91,13 @@ async function joinThenPoll(v: Visit, known: string | undefined): Promise<Answer
       : undefined
   let outcome: PollOutcome = NOT_ASKED
   if (asks) {
+    let result: PollResult | undefined
     try {
-      outcome = polledOutcome(v, await pollStore(v, draw))
+      result = await pollStore(v, draw)
     } catch (err) {
       outcome = unavailable(v, err)
     }
+    if (result !== undefined) outcome = polledOutcome(v, result)
   }
   if (scheduled) {
     const verdict = verdictOf(v, outcome)
