@@ -35,11 +35,12 @@ export function visit(edge: EdgeContext, room: RoomSettings, req: Incoming, ende
   // last look at the event's stock: no store call for it here.
   const stop = stockStop(room, edge.deps.rooms.stock(room.id), now)
   const asks = asksStore(room, now, stop, ticket === undefined)
-  const v: Visit = { edge, room, req, now, ticket, endedVisitor, stop, asks, visitor: known ?? '' }
-  // A newcomer to a room with a proof of work, a cap on joins or a draw: those steps wait first.
-  if (asks && ticket === undefined && (asksPow(room) || capsJoins(room) || isScheduled(room))) return joinThenPoll(v, known)
-  if (known === undefined) v.visitor = newVisitorId()
-  if (isScheduled(room)) return joinThenPoll(v, v.visitor)
+  // The visitor's id is settled below, or by joinThenPoll for a newcomer who must pass its steps first.
+  const v: Visit = { edge, room, req, now, ticket, endedVisitor, stop, asks, visitor: '' }
+  // A scheduled room (its draw), or a newcomer to a room with a proof of work or a cap on joins: those
+  // steps wait first.
+  if (isScheduled(room) || (asks && ticket === undefined && (asksPow(room) || capsJoins(room)))) return joinThenPoll(v, known)
+  v.visitor = known ?? newVisitorId()
   // The poll the edge serves most: one store call, and one step after it.
   if (!asks) return Promise.resolve(answer(v, NOT_ASKED))
   return pollStore(v, undefined).then(
@@ -89,16 +90,12 @@ async function joinThenPoll(v: Visit, known: string | undefined): Promise<Answer
     scheduled && ticket === undefined && schedulePhase(room, now) === 'prequeue'
       ? await edge.deps.draws.arrival(scheduled, visitor)
       : undefined
-  let outcome: PollOutcome = NOT_ASKED
-  if (asks) {
-    let result: PollResult | undefined
-    try {
-      result = await pollStore(v, draw)
-    } catch (err) {
-      outcome = unavailable(v, err)
-    }
-    if (result !== undefined) outcome = polledOutcome(v, result)
-  }
+  const outcome = asks
+    ? await pollStore(v, draw).then(
+        (result) => polledOutcome(v, result),
+        (err) => unavailable(v, err),
+      )
+    : NOT_ASKED
   if (scheduled) {
     const verdict = verdictOf(v, outcome)
     await showDraw(edge, scheduled, visitor, outcome, verdict)
