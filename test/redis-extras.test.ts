@@ -8,7 +8,9 @@ import { RedisDefenceStore } from '../src/adapters/redis/defence-store.js'
 import { roomKeys, SEEN_BUCKETS, seenBucketOf } from '../src/adapters/redis/keys.js'
 import { decimal, RedisQueueStore, readIntegers } from '../src/adapters/redis/queue-store.js'
 import { luaScripts, runScript } from '../src/adapters/redis/scripts.js'
+import { redisStores } from '../src/adapters/redis/stores.js'
 import { ADMISSION_DEFAULTS, type AdmissionLimits } from '../src/core/settings.js'
+import { analyticsStoreContract } from './contract/analytics-store.js'
 import { claimGateContract } from './contract/claim-gate.js'
 import { defenceStoreContract } from './contract/defence-store.js'
 import { queueStoreContract } from './contract/queue-store.js'
@@ -33,6 +35,7 @@ describe('Redis scripts', () => {
   it('each script SHA is pinned here, and Redis computes the same', async () => {
     // A change to a script (or to a file it includes) changes its SHA: update the pin on purpose.
     const pinned = {
+      analytics: '22787eaa1478dbd1e093b19f9a08097f028e75d9',
       end: '00f5ae23a30db914ddf3189cd130f37b5d1dbdc6',
       endAll: 'b9ee02038101c9989f6d4b3dc236d4a7acdd531b',
       finish: '33de8a9adc18e121fcdaa172e9ee58e3f372816d',
@@ -265,6 +268,8 @@ describe('on a Redis Cluster', () => {
   // join-1.lua names its minute hashes from a declared prefix, as poll-12.lua its seen buckets.
   defenceStoreContract('redis cluster', async () => new RedisDefenceStore(cluster, luaScripts()))
   claimGateContract('redis cluster', async () => new RedisClaimGate(cluster, luaScripts()))
+  // analytics-5.lua names its hour hashes from a declared prefix too; a report reads them in one pipeline.
+  analyticsStoreContract('redis cluster', async () => redisStores(cluster, luaScripts()))
 
   queueStoreContract('redis cluster', async () => ({
     store: new RedisQueueStore(cluster, luaScripts()),

@@ -3,6 +3,7 @@
 // connection: a StoreRelay Durable Object (store-relay.ts), or a client made for this call alone.
 import { AnteroomError, type ErrorCode } from '../src/core/errors.js'
 import type { AdminSessions } from '../src/ports/admin-sessions.js'
+import type { AnalyticsStore } from '../src/ports/analytics-store.js'
 import type { AuditLog } from '../src/ports/audit-log.js'
 import type { ClaimGate } from '../src/ports/claim-gate.js'
 import type { DefenceStore } from '../src/ports/defence-store.js'
@@ -31,6 +32,7 @@ export const REMOTE_METHODS = {
   adminSessions: ['revoke', 'isRevoked', 'recordSignInFailure', 'signInFailures', 'clearSignInFailures'],
   defence: ['countJoin', 'addRefusals'],
   gate: ['claim', 'release', 'sold', 'reconcile', 'counts'],
+  analytics: ['record', 'minutes'],
 } as const
 
 export type Port = keyof typeof REMOTE_METHODS
@@ -143,5 +145,10 @@ export function remoteStores(dispatch: Dispatch, options: RemoteOptions): Stores
     reconcile: (id, snapshot, graceMs, now) => send(event(id), 'gate', 'reconcile', [id, snapshot, graceMs, now]),
     counts: (id, now) => send(event(id), 'gate', 'counts', [id, now]),
   }
-  return { queue, settings, audit, adminSessions, defence, gate }
+  // A room's relay, as its other calls: an isolate's record a minute, and a report's read.
+  const analytics: AnalyticsStore = {
+    record: (input) => send(room(input.room), 'analytics', 'record', [input]),
+    minutes: (id, from, to) => send(room(id), 'analytics', 'minutes', [id, from, to]),
+  }
+  return { queue, settings, audit, adminSessions, defence, gate, analytics }
 }

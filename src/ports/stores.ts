@@ -2,6 +2,7 @@
 // process's memory), handed to assembleEdge together. The claim gate rides along: the origin writes
 // it, the edge only reads its counts.
 import type { AdminSessions } from './admin-sessions.js'
+import type { AnalyticsStore } from './analytics-store.js'
 import type { AuditLog } from './audit-log.js'
 import type { ClaimGate } from './claim-gate.js'
 import type { DefenceStore } from './defence-store.js'
@@ -16,4 +17,6 @@ export interface Stores {
   defence: DefenceStore
   /** Events' stock, kept by the booking origin; the edge reads its counts (a room's `event` setting). */
   gate: ClaimGate
+  /** Each room's minutes, kept 30 days for the post-event report. */
+  analytics: AnalyticsStore
 }

@@ -50,6 +50,11 @@ export class MemoryDefenceStore implements DefenceStore {
     return { allowed: true, count: count + 1, now }
   }
 
+  /** The room's refused joins in all, by reason (what the analytics' minute sample reads). */
+  refusedTotals(room: string): Record<RefusalReason, number> {
+    return { ...this.room(room).total }
+  }
+
   async addRefusals(room: string, counts: Partial<Record<RefusalReason, number>>, at?: number): Promise<RefusalCounts> {
     const now = at ?? this.clock()
     const r = this.room(room)

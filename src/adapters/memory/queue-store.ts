@@ -191,6 +191,13 @@ export class MemoryQueueStore implements QueueStore {
     }
   }
 
+  /** A minute's numbers for the analytics (analytics-store.ts): the line and sessions as stats() counts them, and the running totals. */
+  minuteCounts(room: string, now: number): { waiting: number; active: number; admitted: number; abandoned: number } {
+    const r = this.room(room)
+    expire(r, now)
+    return { waiting: r.line.size, active: r.active.size, admitted: r.admitted, abandoned: r.abandoned }
+  }
+
   async recordSample(room: string, at?: number): Promise<void> {
     const now = at ?? this.clock()
     const r = this.room(room)

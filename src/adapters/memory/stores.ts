@@ -3,6 +3,7 @@
 import type { ClaimGate } from '../../ports/claim-gate.js'
 import type { Stores } from '../../ports/stores.js'
 import { MemoryAdminSessions } from './admin-sessions.js'
+import { MemoryAnalyticsStore } from './analytics-store.js'
 import { MemoryAuditLog } from './audit-log.js'
 import { MemoryClaimGate } from './claim-gate.js'
 import { MemoryDefenceStore } from './defence-store.js'
@@ -10,12 +11,16 @@ import { MemoryQueueStore } from './queue-store.js'
 import { MemorySettingsStore } from './settings-store.js'
 
 export function memoryStores(now: () => number = Date.now, gate?: ClaimGate): Stores {
+  const queue = new MemoryQueueStore(now)
+  const defence = new MemoryDefenceStore(now)
   return {
-    queue: new MemoryQueueStore(now),
+    queue,
     settings: new MemorySettingsStore(),
     audit: new MemoryAuditLog(),
     adminSessions: new MemoryAdminSessions(now),
-    defence: new MemoryDefenceStore(now),
+    defence,
     gate: gate ?? new MemoryClaimGate(now),
+    // A minute's sample reads the line, the sessions and the totals from the two stores above.
+    analytics: new MemoryAnalyticsStore((room, at) => ({ ...queue.minuteCounts(room, at), refused: defence.refusedTotals(room) }), now),
   }
 }

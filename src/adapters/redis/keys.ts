@@ -22,6 +22,8 @@ export function roomKeys(room: string) {
     /** Prefix of the bot defence's minute hashes: `${joins}${minute}` = network → new places (join-1.lua). */
     joins: `${p}:joins:`,
     refused: `${p}:refused`,
+    /** Prefix of the analytics' hour hashes: `${analytics}${hour}` = minute of the hour → sample (analytics-5.lua). */
+    analytics: `${p}:an:`,
   }
 }
 

@@ -2,6 +2,7 @@
 import type { Cluster, Redis } from 'ioredis'
 import type { Stores } from '../../ports/stores.js'
 import { RedisAdminSessions } from './admin-sessions.js'
+import { RedisAnalyticsStore } from './analytics-store.js'
 import { RedisAuditLog } from './audit-log.js'
 import { RedisClaimGate } from './claim-gate.js'
 import { RedisDefenceStore } from './defence-store.js'
@@ -17,5 +18,6 @@ export function redisStores(redis: Redis | Cluster, scripts: Scripts): Stores {
     adminSessions: new RedisAdminSessions(redis),
     defence: new RedisDefenceStore(redis, scripts),
     gate: new RedisClaimGate(redis, scripts),
+    analytics: new RedisAnalyticsStore(redis, scripts),
   }
 }
