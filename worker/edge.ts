@@ -7,8 +7,9 @@ import { FetchOrigin } from '../src/adapters/fetch/origin.js'
 import { jsMac } from '../src/adapters/js/mac.js'
 import { memoryStores } from '../src/adapters/memory/stores.js'
 import { webCryptoDigest } from '../src/adapters/webcrypto/digest.js'
-import { loadConfig } from '../src/config/index.js'
+import { configSecrets, loadConfig } from '../src/config/index.js'
 import { AnteroomError, isAnteroomError } from '../src/core/errors.js'
+import { jsonLog } from '../src/core/log.js'
 import { type AssembledEdge, assembleEdge } from '../src/entry/assemble.js'
 import { errorResponse } from '../src/http/errors.js'
 import type { Clock } from '../src/ports/clock.js'
@@ -33,9 +34,8 @@ function bad(field: string, message: string): never {
   throw new AnteroomError('ERR_CONFIG', `${field}: ${message}`, { field })
 }
 
-function log(event: string, fields: Record<string, unknown>): void {
-  console.log(JSON.stringify({ event, ...fields }))
-}
+/** Lines written before the config is read (a start that failed): they name a setting, never its value. */
+const startLog = jsonLog({ write: (line) => console.log(line.trimEnd()) })
 
 /** The ANTEROOM_* strings of the env: [vars] and secrets; bindings are not strings. */
 function settingsFrom(env: WorkerEnv): Record<string, string | undefined> {
@@ -69,6 +69,8 @@ function storesFor(env: WorkerEnv, redisUrl: string): Stores {
 
 async function buildWorkerEdge(env: WorkerEnv, options: WorkerOptions): Promise<WorkerEdge> {
   const config = loadConfig(settingsFrom(env))
+  // One JSON line per event, scrubbed of every secret the config holds (core/log.ts).
+  const log = jsonLog({ level: config.logLevel, write: (line) => console.log(line.trimEnd()), secrets: configSecrets(config) })
   if (config.originUrl === undefined) bad('ANTEROOM_ORIGIN', 'must be set: the Worker forwards admitted visitors there')
   const now = () => options.clock?.now() ?? Date.now()
   let stores: Stores
@@ -85,7 +87,8 @@ async function buildWorkerEdge(env: WorkerEnv, options: WorkerOptions): Promise<
     bad('ANTEROOM_REDIS_URL', 'must be set (wrangler secret put), or ANTEROOM_WORKER_REDIS=embedded for a one-isolate trial')
   }
   const edge = await assembleEdge({
-    config,
+    // Cloudflare sets cf-ray on every request (a client cannot): the log lines' request id unless another header is named.
+    config: { ...config, requestIdHeader: config.requestIdHeader ?? 'cf-ray' },
     ...stores,
     origin: new FetchOrigin({ url: config.originUrl }),
     mac: jsMac(config.queueSecret),
@@ -120,7 +123,7 @@ async function buildWorkerEdge(env: WorkerEnv, options: WorkerOptions): Promise<
 
 /** The detail (which setting, never its value) goes to the log; visitors learn only that it is a configuration fault. */
 function configError(err: unknown): Response {
-  log('worker_start_failed', {
+  startLog('worker_start_failed', {
     code: isAnteroomError(err) ? err.code : 'ERR_CONFIG',
     message: isAnteroomError(err) ? err.message : `${err instanceof Error ? err.name : 'error'} while starting`,
   })

@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs'
 import type { JWK } from 'jose'
 import { AnteroomError } from '../core/errors.js'
+import { isLogLevel, LOG_LEVELS, type LogLevel } from '../core/log.js'
 import { parseRoomSettings, type RoomSettings } from '../core/settings.js'
 import { parseRedisUrl, RedisUrlError } from './redis-url.js'
 
@@ -38,6 +39,14 @@ export interface Config {
   maxBodyBytes: number
   /** Admin API and UI credentials: name and bearer token. Empty: `npm start` makes one. */
   adminUsers: { name: string; token: string }[]
+  /** Whether the edge and the booking origin count and serve Prometheus metrics (GET /_anteroom/metrics, GET /metrics). */
+  metrics: boolean
+  /** A bearer token that may read the metrics (besides the admin tokens); unset: admin tokens only. */
+  metricsToken: string | undefined
+  /** Log lines under this level are dropped. */
+  logLevel: LogLevel
+  /** A request header whose value is the request's id in log lines (a trusted proxy's); unset: ids are made. */
+  requestIdHeader: string | undefined
 }
 
 const DEFAULT_ROOM = {
@@ -184,6 +193,17 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       )
   })
 
+  const metrics = pick('ANTEROOM_METRICS', 'metrics') ?? 'on'
+  if (!['on', 'off', true, false].includes(metrics as string | boolean)) bad('ANTEROOM_METRICS', 'must be on or off')
+  const metricsToken = pick('ANTEROOM_METRICS_TOKEN', 'metricsToken')
+  if (metricsToken !== undefined && (typeof metricsToken !== 'string' || metricsToken.length < 24))
+    bad('ANTEROOM_METRICS_TOKEN', 'must be at least 24 characters')
+  const logLevel = pick('ANTEROOM_LOG_LEVEL', 'logLevel') ?? 'info'
+  if (!isLogLevel(logLevel)) bad('ANTEROOM_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`)
+  const requestIdHeader = pick('ANTEROOM_REQUEST_ID_HEADER', 'requestIdHeader')
+  if (requestIdHeader !== undefined && (typeof requestIdHeader !== 'string' || !/^[A-Za-z0-9-]{1,64}$/.test(requestIdHeader)))
+    bad('ANTEROOM_REQUEST_ID_HEADER', 'must be a header name (letters, digits and -)')
+
   const secure = pick('ANTEROOM_SECURE_COOKIES', 'secureCookies')
   const demoEnds = pick('ANTEROOM_DEMO_END_SESSION', 'demoEndsSessions')
   if (demoEnds !== undefined && !['true', 'false', true, false].includes(demoEnds as string | boolean))
@@ -207,5 +227,38 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     simReportPath: pick('ANTEROOM_SIM_REPORT', 'simReportPath') ?? '.tmp/sim/last-report.html',
     historySampleSeconds: sampleSeconds(pick('ANTEROOM_HISTORY_SAMPLE_SECONDS', 'historySampleSeconds')),
     maxBodyBytes: bodyBytes(pick('ANTEROOM_MAX_BODY_BYTES', 'maxBodyBytes')),
+    metrics: metrics === 'on' || (metrics as unknown) === true,
+    metricsToken,
+    logLevel,
+    requestIdHeader: requestIdHeader?.toLowerCase(),
   })
+}
+
+/** The password in a URL, if it has one. */
+function passwordOf(url: string | undefined): string[] {
+  if (url === undefined) return []
+  // A Sentinel or Cluster URL lists several hosts, which URL cannot read: take what lies between : and @.
+  const found = /^[a-z+]+:\/\/[^:@/]*:([^@/]+)@/i.exec(url)?.[1]
+  if (found === undefined) return []
+  let decoded = found
+  try {
+    decoded = decodeURIComponent(found)
+  } catch {}
+  return [...new Set([found, decoded])]
+}
+
+/**
+ * Every secret the config holds, for the log to cut out wherever one turns up: the queue secret, the
+ * admin and metrics tokens, the signing keys' private parts, and the Redis and database passwords.
+ */
+export function configSecrets(config: Config): string[] {
+  const keyParts = (config.signingKeys ?? []).flatMap((k) => [k.d, k.p, k.q, k.dp, k.dq, k.qi, k.k].filter((v) => typeof v === 'string'))
+  return [
+    config.queueSecret,
+    ...config.adminUsers.map((u) => u.token),
+    ...(config.metricsToken === undefined ? [] : [config.metricsToken]),
+    ...(keyParts as string[]),
+    ...passwordOf(config.redisUrl),
+    ...passwordOf(config.databaseUrl),
+  ]
 }

@@ -267,7 +267,7 @@ function pollRate(history: readonly Look[]): number {
 }
 
 /** The admitted total at `t`, between the looks that saw it. */
-function admittedBy(history: readonly Look[], t: number): number {
+export function admittedBy(history: readonly Look[], t: number): number {
   let before = history[0] as Look
   for (const look of history) {
     if (look[0] >= t) {

@@ -7,11 +7,14 @@ import { webCryptoDigest } from '../adapters/webcrypto/digest.js'
 import { webCryptoDigests } from '../adapters/webcrypto/digests.js'
 import type { Config } from '../config/index.js'
 import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../core/admission-token.js'
+import { type MetricRegistry, type MetricsExporter, textExporter } from '../core/metrics.js'
 import { PowChallenges } from '../core/pow.js'
 import { QueueTokens } from '../core/queue-token.js'
 import { createEdgeApp, type EdgeDeps } from '../http/app.js'
 import { Draws } from '../http/draws.js'
+import { EdgeMeters } from '../http/metrics.js'
 import { Refusals } from '../http/refusals.js'
+import { requestIdOf } from '../http/request-id.js'
 import { RoomDirectory } from '../http/room-directory.js'
 import type { Clock } from '../ports/clock.js'
 import type { Digest, Mac } from '../ports/crypto.js'
@@ -31,6 +34,8 @@ export interface EdgeParts extends Stores {
   scheme: (c: Context) => 'http' | 'https'
   readHeaders?: EdgeDeps['readHeaders']
   lastReport?: () => Promise<string | undefined>
+  /** Writes the metrics (Node: prom-client's registry); the text format of core/metrics.ts when unset. */
+  exporter?: (registry: MetricRegistry) => MetricsExporter
 }
 
 export interface AssembledEdge {
@@ -41,15 +46,25 @@ export interface AssembledEdge {
 
 export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
   const now = p.clock ? () => p.clock?.now() ?? Date.now() : Date.now
+  // The metric cells the edge bumps as it serves (src/http/metrics.ts), unless metrics are off.
+  const meters = p.config.metrics ? new EdgeMeters() : undefined
   // The rooms, watched once a second: ended sessions, the line, and a linked event's stock (the gate).
   const rooms = new RoomDirectory(p.settings, p.config.rooms, 1000, now, {
     queue: p.queue,
     gate: p.gate,
     storeNow: () => p.clock?.now(),
     log: p.log,
+    onStoreCall: meters === undefined ? undefined : (call, seconds, ok) => meters.storeCall(call, seconds, ok),
   })
+  meters?.watch(rooms)
   // Refused joins are counted here and sent to the store with the rooms' once-a-second reload.
-  const refusals = new Refusals(p.defence, now, () => p.clock?.now())
+  const refusals = new Refusals(
+    p.defence,
+    now,
+    () => p.clock?.now(),
+    1000,
+    meters === undefined ? undefined : (room, reason) => meters.room(room).refused[reason].value++,
+  )
   rooms.alsoOnReload(() => refusals.flush())
   await rooms.start()
   const keys = await importSigningKeys(p.config.signingKeys ?? [await generateSigningJwk(`dev-${Date.now().toString(36)}`)])
@@ -66,6 +81,7 @@ export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
     lastReport: p.lastReport,
     clientIp: p.clientIp,
     log: p.log,
+    requestId: (c) => requestIdOf(c, p.config.requestIdHeader),
   })
   const deps: EdgeDeps = {
     queue: p.queue,
@@ -84,6 +100,15 @@ export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
     scheme: p.scheme,
     readHeaders: p.readHeaders,
     log: p.log,
+    requestIdHeader: p.config.requestIdHeader,
+    meters,
+    metrics:
+      meters === undefined
+        ? undefined
+        : {
+            exporter: (p.exporter ?? textExporter)(meters.registry),
+            tokens: [...(p.config.metricsToken === undefined ? [] : [p.config.metricsToken]), ...p.config.adminUsers.map((u) => u.token)],
+          },
     admin,
   }
   return { app: createEdgeApp(deps), deps, rooms }

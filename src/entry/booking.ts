@@ -4,16 +4,20 @@
 import { MemoryClaimGate } from '../adapters/memory/claim-gate.js'
 import { TestPaymentProvider } from '../adapters/payments/test-provider.js'
 import type { Db } from '../adapters/postgres/db.js'
+import { meteredDb } from '../adapters/postgres/metered.js'
 import { migrate } from '../adapters/postgres/migrate.js'
 import { pgliteDb } from '../adapters/postgres/pglite.js'
 import { postgresDb } from '../adapters/postgres/postgres-js.js'
 import { PostgresSeatStore } from '../adapters/postgres/seat-store.js'
 import { seedEvent } from '../adapters/postgres/seed.js'
+import { promExporter } from '../adapters/prom/exporter.js'
 import { RedisClaimGate } from '../adapters/redis/claim-gate.js'
 import { connectRedis, type RedisClient, whenReady } from '../adapters/redis/connect.js'
 import { luaScripts } from '../adapters/redis/scripts.js'
+import { requestIdOf } from '../http/request-id.js'
 import { createOriginApp } from '../origin/app.js'
 import { OriginGate } from '../origin/gate.js'
+import { OriginMeters } from '../origin/metrics.js'
 import { Reconciler } from '../origin/reconciler.js'
 import type { ClaimGate } from '../ports/claim-gate.js'
 
@@ -43,10 +47,17 @@ export interface BookingOptions {
    * 13 June, 40 each, and 5,000 general-admission tickets in 8 buckets, sold through the same room.
    */
   festival?: boolean
+  /** Prometheus metrics at GET /metrics, for these bearer tokens (the metrics token, the admin tokens); unset: off. */
+  metrics?: { tokens: readonly string[] }
+  /** A request header whose value is the request's id in log lines; unset: ids are made. */
+  requestIdHeader?: string
 }
 
 export async function buildBooking(o: BookingOptions) {
-  const db: Db = o.databaseUrl ? postgresDb(o.databaseUrl) : await pgliteDb()
+  const meters = o.metrics === undefined ? undefined : new OriginMeters()
+  const plainDb: Db = o.databaseUrl ? postgresDb(o.databaseUrl) : await pgliteDb()
+  // Every statement timed by its SQL file's name, when metrics are on.
+  const db = meters === undefined ? plainDb : meteredDb(plainDb, (name, seconds, ok) => meters.statement(name, seconds, ok))
   await migrate(db)
   const rows = Array.from({ length: o.rows ?? 4 }, (_, i) => rowName(i))
   await seedEvent(db, {
@@ -86,6 +97,7 @@ export async function buildBooking(o: BookingOptions) {
   // The first run builds the gate before the first claim; then every period.
   await reconciler.run()
   reconciler.start()
+  meters?.watch(gate, reconciler)
   const app = createOriginApp({
     seats,
     payments: new TestPaymentProvider(),
@@ -94,6 +106,10 @@ export async function buildBooking(o: BookingOptions) {
     gate,
     reconciler,
     log: o.log,
+    requestId: (c) => requestIdOf(c, o.requestIdHeader),
+    meters,
+    metrics:
+      meters === undefined || o.metrics === undefined ? undefined : { exporter: promExporter(meters.registry), tokens: o.metrics.tokens },
   })
   // Housekeeping only: claims check expiry themselves.
   const sweeper = setInterval(() => void seats.sweep().catch(() => {}), 30_000)

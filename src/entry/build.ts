@@ -9,6 +9,7 @@ import { memoryStores } from '../adapters/memory/stores.js'
 import { nodeDigest } from '../adapters/node/digest.js'
 import { nodeVisitorHeaders } from '../adapters/node/headers.js'
 import { keepTickShapes } from '../adapters/node/tick-shapes.js'
+import { promExporter } from '../adapters/prom/exporter.js'
 import { connectRedis, type RedisClient, whenReady } from '../adapters/redis/connect.js'
 import { luaScripts } from '../adapters/redis/scripts.js'
 import { redisStores } from '../adapters/redis/stores.js'
@@ -81,6 +82,7 @@ export async function buildEdge(
     clientIp: (c) => nodeSocket(c)?.remoteAddress,
     scheme: (c) => (nodeSocket(c)?.encrypted ? 'https' : 'http'),
     readHeaders: nodeVisitorHeaders,
+    exporter: promExporter,
     lastReport: async () => {
       try {
         return await readFile(config.simReportPath, 'utf8')

@@ -4,20 +4,17 @@ import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { serve } from '@hono/node-server'
 import { MemoryClaimGate } from '../adapters/memory/claim-gate.js'
-import { type Config, loadConfig } from '../config/index.js'
+import { type Config, configSecrets, loadConfig } from '../config/index.js'
 import { isAnteroomError } from '../core/errors.js'
+import { jsonLog, type Log } from '../core/log.js'
 import { buildBooking } from './booking.js'
 import { buildEdge } from './build.js'
-
-function log(event: string, fields: Record<string, unknown> = {}): void {
-  process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), event, ...fields })}\n`)
-}
 
 /**
  * With no admin token configured, makes one for this run and writes it to .anteroom/admin-token
  * (mode 600): the log names the file, never the token.
  */
-function ensureAdmin(config: Config): Config {
+function ensureAdmin(config: Config, log: Log): Config {
   if (config.adminUsers.length > 0) return config
   const token = randomBytes(24).toString('base64url')
   mkdirSync('.anteroom', { recursive: true, mode: 0o700 })
@@ -27,7 +24,12 @@ function ensureAdmin(config: Config): Config {
 }
 
 async function main(): Promise<void> {
-  const config = ensureAdmin(loadConfig(process.env))
+  const loaded = loadConfig(process.env)
+  // The log cuts out every secret the config holds; the admin token made below is added to them.
+  const secrets = configSecrets(loaded)
+  const log: Log = jsonLog({ level: loaded.logLevel, write: (line) => process.stdout.write(line), secrets })
+  const config = ensureAdmin(loaded, log)
+  secrets.push(...config.adminUsers.map((u) => u.token))
   let originUrl = config.originUrl
   let booking: Awaited<ReturnType<typeof buildBooking>> | undefined
   // Without Redis, the edge and the bundled origin share one claim gate in this process: the origin
@@ -45,6 +47,10 @@ async function main(): Promise<void> {
       redisUrl: config.redisUrl,
       gate,
       log,
+      requestIdHeader: config.requestIdHeader,
+      metrics: config.metrics
+        ? { tokens: [...(config.metricsToken ? [config.metricsToken] : []), ...config.adminUsers.map((u) => u.token)] }
+        : undefined,
     })
     const server = serve({ fetch: booking.app.fetch, hostname: '127.0.0.1', port: config.demoOriginPort })
     await new Promise((resolve) => server.once('listening', resolve))

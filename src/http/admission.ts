@@ -7,6 +7,7 @@ import { isAnteroomError } from '../core/errors.js'
 import type { RoomSettings } from '../core/settings.js'
 import { admissionCookieName, readCookie, serializeCookie } from './cookies.js'
 import type { EdgeContext } from './edge-context.js'
+import { meteredCall } from './metrics.js'
 import type { Incoming } from './request.js'
 
 /** A valid admission: the visitor, the token to forward to the origin, and cookies to set (a renewed one). */
@@ -50,7 +51,7 @@ async function checkToken(edge: EdgeContext, room: RoomSettings, req: Incoming, 
   const claims = await edge.deps.admissionTokens.verify(token, room.id, now)
   if (claims === undefined) return undefined
   if (edge.deps.rooms.sessionEnded(room.id, claims.sub, claims.iat * 1000)) {
-    edge.log('session_ended', { room: room.id })
+    edge.log('session_ended', { room: room.id, requestId: edge.requestId(req.context) })
     return { ended: claims.sub }
   }
   // An open admission is never renewed: once it lapses, the visitor's queue token takes them back in line.
@@ -75,14 +76,16 @@ async function renewAdmission(
   token: string,
 ): Promise<AdmissionCheck> {
   try {
-    const renewed = await edge.deps.queue.renew({
-      room: room.id,
-      visitor: claims.sub,
-      sessionMs: room.sessionDurationSeconds * 1000,
-      now: edge.storeNow(),
-    })
+    const renewed = await meteredCall(edge.deps.meters, 'renew', () =>
+      edge.deps.queue.renew({
+        room: room.id,
+        visitor: claims.sub,
+        sessionMs: room.sessionDurationSeconds * 1000,
+        now: edge.storeNow(),
+      }),
+    )
     if (renewed === undefined) {
-      edge.log('session_ended', { room: room.id })
+      edge.log('session_ended', { room: room.id, requestId: edge.requestId(req.context) })
       return { ended: claims.sub }
     }
     const next = await signAdmission(edge, room, { ...claims, exp: Math.floor(renewed.sessionExpires / 1000) }, renewed.now, req.secure)

@@ -12,6 +12,7 @@ import { admittedStatus } from '../core/visit.js'
 import { type AdmissionCheck, checkAdmission, isAdmitted } from './admission.js'
 import { drawAnswer } from './draws.js'
 import { type EdgeContext, type EdgeDeps, edgeContext } from './edge-context.js'
+import { bearerIn } from './metrics.js'
 import { QUEUE_ASSETS } from './pages.js'
 import { challengeResponse, POW_WORKER_PATH, serveWorkerScript } from './pow.js'
 import { forward } from './proxy.js'
@@ -27,6 +28,9 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
   const app = new Hono({ router: cachedRouter() })
   app.get('/.well-known/jwks.json', (c) => serveJwks(edge, c))
   app.get('/_anteroom/health', (c) => serveHealth(edge, c))
+  app.get('/_anteroom/live', serveLive)
+  app.get('/_anteroom/ready', (c) => serveReady(edge, c))
+  app.get('/_anteroom/metrics', (c) => serveMetrics(edge, c))
   app.get('/_anteroom/status', (c) => serveStatus(edge, c))
   app.get('/_anteroom/draw', (c) => serveDraw(edge, c))
   app.get(POW_WORKER_PATH, serveWorkerScript)
@@ -52,6 +56,44 @@ async function serveHealth(edge: EdgeContext, c: Context): Promise<Response> {
   const store = await edge.deps.queue.ping()
   c.header('cache-control', NO_STORE)
   return c.json({ ok: store, store: store ? 'up' : 'down' }, store ? 200 : 503)
+}
+
+/** Liveness: the process answers (no store call): restart it if it does not. */
+function serveLive(c: Context): Response {
+  c.header('cache-control', NO_STORE)
+  return c.json({ live: true })
+}
+
+/**
+ * Readiness: the store answers, the rooms were read from it at least once, and the signing keys are
+ * loaded. 503 says which check failed: take the edge out of rotation (its rooms' onStoreError still
+ * applies to whoever reaches it).
+ */
+async function serveReady(edge: EdgeContext, c: Context): Promise<Response> {
+  const store = await edge.deps.queue.ping()
+  const rooms = edge.deps.rooms.lastLoaded() !== undefined
+  const keys = edge.deps.admissionTokens.jwks().keys.length > 0
+  const ready = store && rooms && keys
+  c.header('cache-control', NO_STORE)
+  return c.json(
+    { ready, checks: { store: store ? 'up' : 'down', rooms: rooms ? 'loaded' : 'not loaded', keys: keys ? 'loaded' : 'missing' } },
+    ready ? 200 : 503,
+  )
+}
+
+/** GET /_anteroom/metrics: Prometheus text, for a bearer metrics token or admin token only; never for visitors. */
+async function serveMetrics(edge: EdgeContext, c: Context): Promise<Response> {
+  const metrics = edge.deps.metrics
+  if (metrics === undefined) throw new AnteroomError('ERR_NOT_FOUND', 'Metrics are switched off on this edge (ANTEROOM_METRICS=off)')
+  if (!bearerIn(c.req.header('authorization'), metrics.tokens)) {
+    c.header('www-authenticate', 'Bearer realm="anteroom-metrics"')
+    throw new AnteroomError(
+      'ERR_UNAUTHORIZED',
+      'Metrics need Authorization: Bearer with the metrics token (ANTEROOM_METRICS_TOKEN) or an admin token',
+    )
+  }
+  const text = await metrics.exporter.text()
+  return c.body(text, 200, { 'content-type': metrics.exporter.contentType, 'cache-control': NO_STORE })
 }
 
 /** GET /_anteroom/status?room=ID: the visitor's status as JSON (the queue page's script polls it). */

@@ -2,6 +2,8 @@
 // reads: the deps with the clocks, the log and the limits worked out once per app.
 import type { Context, Hono } from 'hono'
 import type { AdmissionTokens } from '../core/admission-token.js'
+import type { Log } from '../core/log.js'
+import type { MetricsExporter } from '../core/metrics.js'
 import type { PowChallenges } from '../core/pow.js'
 import type { QueueTokens } from '../core/queue-token.js'
 import type { Clock } from '../ports/clock.js'
@@ -9,12 +11,14 @@ import type { DefenceStore } from '../ports/defence-store.js'
 import type { Origin } from '../ports/origin.js'
 import type { QueueStore } from '../ports/queue-store.js'
 import type { Draws } from './draws.js'
+import type { EdgeMeters } from './metrics.js'
 import { POW_PAGE_SCRIPT } from './pow.js'
 import type { Refusals } from './refusals.js'
 import type { VisitorHeaders } from './request.js'
+import { requestIdOf } from './request-id.js'
 import type { RoomDirectory } from './room-directory.js'
 
-export type Log = (event: string, fields: Record<string, unknown>) => void
+export type { Log } from '../core/log.js'
 
 export interface EdgeDeps {
   queue: QueueStore
@@ -49,6 +53,12 @@ export interface EdgeDeps {
   /** The largest request body passed to the origin, bytes (1 MiB when unset); larger ones get 413. */
   maxBodyBytes?: number
   log?: Log
+  /** The edge's metric cells (src/http/metrics.ts); unset: metrics are off, and nothing is counted. */
+  meters?: EdgeMeters
+  /** Serves GET /_anteroom/metrics: the exporter, and the bearer tokens that may read it (the metrics token and the admin tokens). */
+  metrics?: { exporter: MetricsExporter; tokens: readonly string[] }
+  /** A header whose value is the request's id in log lines (the load balancer's X-Request-Id, cf-ray); unset: ids are made. */
+  requestIdHeader?: string
   /** The admin API and UI, mounted under /_anteroom (see admin/routes.ts). */
   // biome-ignore lint/suspicious/noExplicitAny: any Hono sub-app with its own variables
   admin?: Hono<any>
@@ -61,6 +71,8 @@ export interface EdgeContext {
   /** The clock handed to the store: the test's, or undefined so that the store uses its own (Redis TIME). */
   storeNow(): number | undefined
   log: Log
+  /** The request's id for log lines (request-id.ts). */
+  requestId(c: Context): string
   maxBodyBytes: number
   /** The challenge page script's hash (src/http/pow.ts). */
   powScriptHash: Promise<string>
@@ -91,6 +103,7 @@ export function edgeContext(deps: EdgeDeps): EdgeContext {
     now: () => deps.clock?.now() ?? Date.now(),
     storeNow: () => deps.clock?.now(),
     log: deps.log ?? (() => {}),
+    requestId: (c) => requestIdOf(c, deps.requestIdHeader),
     maxBodyBytes: deps.maxBodyBytes ?? 1024 * 1024,
     powScriptHash: sha256Base64(POW_PAGE_SCRIPT),
   }

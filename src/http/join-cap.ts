@@ -9,6 +9,7 @@ import { AnteroomError, isAnteroomError } from '../core/errors.js'
 import { networkOf } from '../core/network.js'
 import type { RoomSettings } from '../core/settings.js'
 import type { EdgeContext } from './edge-context.js'
+import { meteredCall } from './metrics.js'
 import type { Incoming } from './request.js'
 
 /** Whether the room caps new places: it has a cap, and its line gives places (a closed room asks nothing; pass-through has no line). */
@@ -30,7 +31,9 @@ export async function admitNetwork(edge: EdgeContext, room: RoomSettings, req: I
   if (network === undefined) return
   let result: Awaited<ReturnType<EdgeContext['deps']['defence']['countJoin']>>
   try {
-    result = await edge.deps.defence.countJoin({ room: room.id, network, limit: room.joinsPerNetworkPerMinute, now: edge.storeNow() })
+    result = await meteredCall(edge.deps.meters, 'join', () =>
+      edge.deps.defence.countJoin({ room: room.id, network, limit: room.joinsPerNetworkPerMinute, now: edge.storeNow() }),
+    )
   } catch (err) {
     if (!isAnteroomError(err, 'ERR_STORE_UNAVAILABLE')) throw err
     return

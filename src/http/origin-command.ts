@@ -12,6 +12,8 @@ import type { Admitted } from './admission.js'
 import { admissionCookieName, queueCookieName, serializeCookie } from './cookies.js'
 import type { EdgeContext } from './edge-context.js'
 import { COMMAND_HEADER } from './forward-headers.js'
+import { meteredCall } from './metrics.js'
+import type { Incoming } from './request.js'
 
 /** The commands an origin may send (each is also a value of the room's originCommands); anything else is logged and ignored. */
 export const ORIGIN_COMMAND_NAMES: readonly string[] = ['end-session']
@@ -43,43 +45,56 @@ export async function carryOutCommands(
   headers: OriginResponse['headers'],
   room: RoomSettings | undefined,
   admitted: Admitted | undefined,
-  secure: boolean,
+  req: Incoming,
 ): Promise<readonly string[]> {
   const cookies = admitted?.cookies ?? []
+  const requestId = edge.requestId(req.context)
   const commands = commandsIn(headers)
   if (commands.length === 0) return cookies
   let end = false
   for (const command of commands) {
     if (!ORIGIN_COMMAND_NAMES.includes(command)) {
-      edge.log('origin_command_unknown', { room: room?.id ?? null, command: printable(command) })
+      edge.log('origin_command_unknown', { room: room?.id ?? null, requestId, command: printable(command) })
     } else if (room === undefined || admitted === undefined) {
-      edge.log('origin_command_ignored', { room: room?.id ?? null, command, reason: 'no admission on this path' })
+      edge.log('origin_command_ignored', { room: room?.id ?? null, requestId, command, reason: 'no admission on this path' })
     } else if (room.originCommands !== command) {
-      edge.log('origin_command_ignored', { room: room.id, command, reason: `the room's originCommands is ${room.originCommands}` })
+      edge.log('origin_command_ignored', {
+        room: room.id,
+        requestId,
+        command,
+        reason: `the room's originCommands is ${room.originCommands}`,
+      })
     } else end = true
   }
   if (!end || room === undefined || admitted === undefined) return cookies
-  await endSession(edge, room, admitted.visitor)
-  const clear = (name: string) => serializeCookie(name, '', { maxAgeSeconds: 0, secure })
+  await endSession(edge, room, admitted.visitor, requestId)
+  const clear = (name: string) => serializeCookie(name, '', { maxAgeSeconds: 0, secure: req.secure })
   return [clear(admissionCookieName(room.id)), clear(queueCookieName(room.id))]
 }
 
 /** Ends the session in the store and on this edge; a store away does not keep the response from the visitor. */
-async function endSession(edge: EdgeContext, room: RoomSettings, visitor: string): Promise<void> {
+async function endSession(edge: EdgeContext, room: RoomSettings, visitor: string, requestId: string): Promise<void> {
   let at = edge.now()
   try {
-    const ended = await edge.deps.queue.finishSession({
-      room: room.id,
-      visitor,
-      keepMs: room.sessionDurationSeconds * 1000 + KEEP_EXTRA_MS,
-      now: edge.storeNow(),
-    })
+    const ended = await meteredCall(edge.deps.meters, 'finish', () =>
+      edge.deps.queue.finishSession({
+        room: room.id,
+        visitor,
+        keepMs: room.sessionDurationSeconds * 1000 + KEEP_EXTRA_MS,
+        now: edge.storeNow(),
+      }),
+    )
     at = ended.at
-    edge.log('origin_command', { room: room.id, command: 'end-session', active: ended.active })
+    edge.log('origin_command', { room: room.id, requestId, command: 'end-session', active: ended.active })
   } catch (err) {
     // The origin has done its part (a purchase): the visitor gets its answer whatever the store says.
     // The session then runs out on its own; this edge still refuses the token, the cookies still go.
-    edge.log('origin_command_failed', { room: room.id, command: 'end-session', error: isAnteroomError(err) ? err.code : 'unexpected' })
+    edge.log('origin_command_failed', {
+      room: room.id,
+      requestId,
+      command: 'end-session',
+      error: isAnteroomError(err) ? err.code : 'unexpected',
+    })
   }
   edge.deps.rooms.noteEnded(room.id, visitor, at)
 }

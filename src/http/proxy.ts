@@ -51,8 +51,6 @@ export async function forward(
   }
   // Most responses carry no command: their cookies are the admission's (carryOutCommands answers the same).
   const cookies =
-    res.headers[COMMAND_HEADER] === undefined
-      ? (admitted?.cookies ?? [])
-      : await carryOutCommands(edge, res.headers, room, admitted, req.secure)
+    res.headers[COMMAND_HEADER] === undefined ? (admitted?.cookies ?? []) : await carryOutCommands(edge, res.headers, room, admitted, req)
   return new Response(res.body, { status: res.status, headers: responseHeadersForVisitor(res.headers, cookies, room !== undefined) })
 }

@@ -19,11 +19,14 @@ export class Refusals {
     /** The time handed to the store: the test's clock, or undefined for the store's own (as EdgeContext.storeNow). */
     private readonly storeNow: () => number | undefined = () => undefined,
     private readonly everyMs = 1000,
+    /** Told of each refusal too (the edge's metrics). */
+    private readonly counted: (room: string, reason: RefusalReason) => void = () => {},
   ) {}
 
   /** Counts one refused join; no store call. */
   note(room: string, reason: RefusalReason): void {
     this.add(room, reason, 1)
+    this.counted(room, reason)
   }
 
   private add(room: string, reason: RefusalReason, n: number): void {

@@ -27,6 +27,8 @@ export interface Incoming {
   powAnswer: string | null
   /** Whether the caller asked for JSON (an app polling), not a page (a browser): wantsJson. */
   json: boolean
+  /** The request's Hono context: its log lines' request id (request-id.ts). */
+  context: Context
 }
 
 /**
@@ -94,6 +96,7 @@ export function readIncoming(c: Context, deps: Pick<EdgeDeps, 'scheme' | 'secure
     client: deps.clientIp?.(c),
     powAnswer: headers.pow ?? null,
     json: asksForJson(headers.accept),
+    context: c,
   }
 }
 

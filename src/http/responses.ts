@@ -69,7 +69,7 @@ export function admittedJson(status: VisitorStatus, cookies: string[]): Response
 /** The edge's errors: JSON for API callers and under /_anteroom/, the error page for visitors. */
 export function edgeError(edge: EdgeContext, c: Context, err: unknown): Response {
   const json = wantsJson(c) || new URL(c.req.url).pathname.startsWith('/_anteroom/')
-  return renderError(c, err, { json, log: (fields) => edge.log('error', fields) })
+  return renderError(c, err, { json, log: (fields) => edge.log('error', { ...fields, requestId: edge.requestId(c) }) })
 }
 
 /** The queue page's style sheet or script (QUEUE_ASSETS): for a year when asked by its current version. */

@@ -20,6 +20,7 @@
 
 import type { EdgeHint, LifeMark } from '../core/admission.js'
 import {
+  admittedBy,
   emptySnapshot,
   estimateWait,
   forecastLine,
@@ -53,7 +54,23 @@ interface Watched {
   since: number
   life: LifeMark | undefined
   active: number
+  /** The numbers of the last look that reached the store (the metrics read them). */
+  seen: RoomSeen | undefined
 }
+
+/** A room as this edge's last look at the store saw it. */
+export interface RoomSeen {
+  waiting: number
+  active: number
+  /** Running totals of the room's life in the store (a new life starts them again). */
+  admitted: number
+  abandoned: number
+  /** When, ms on the edge's clock. */
+  at: number
+}
+
+/** Called with each store call the directory makes: which, how long it took (s), and whether it answered. */
+export type StoreCallHook = (call: 'watch' | 'gate_counts', seconds: number, ok: boolean) => void
 
 /** The settings a forecast depends on. */
 function forecastKey(room: RoomSettings): string {
@@ -91,6 +108,11 @@ export class RoomDirectory {
   private readonly log: (event: string, fields: Record<string, unknown>) => void
   /** Events whose last counts call failed (logged once). */
   private readonly stockFailing = new Set<string>()
+  /** When the rooms were last read from the settings store (ms; undefined: never, the config's rooms are served). */
+  private loadedAt: number | undefined
+  /** Whether the last look at each room reached the store. */
+  private lookOk = true
+  private readonly onStoreCall: StoreCallHook
 
   constructor(
     private readonly store: SettingsStore,
@@ -103,6 +125,8 @@ export class RoomDirectory {
       storeNow?: () => number | undefined
       /** Told when an event's counts cannot be read (once until they can again): its rooms then admit as if unlinked. */
       log?: (event: string, fields: Record<string, unknown>) => void
+      /** Told of every store call the reload makes (the metrics' store latency and errors). */
+      onStoreCall?: StoreCallHook
     } = {},
   ) {
     this.current = seeds
@@ -110,6 +134,37 @@ export class RoomDirectory {
     this.gate = watched.gate
     this.storeNow = watched.storeNow ?? (() => undefined)
     this.log = watched.log ?? (() => {})
+    this.onStoreCall = watched.onStoreCall ?? (() => {})
+  }
+
+  /** The room as the last look that reached the store saw it; undefined before one did. */
+  seen(room: string): RoomSeen | undefined {
+    return this.watched.get(room)?.seen
+  }
+
+  /** When the rooms were last read from the settings store (ms), or undefined if they never were. */
+  lastLoaded(): number | undefined {
+    return this.loadedAt
+  }
+
+  /** Whether the last reload's looks at the rooms reached the store. */
+  storeAnswered(): boolean {
+    return this.lookOk
+  }
+
+  /**
+   * The wait of whoever joins the back of the line now, in whole seconds, from the last look (no store
+   * call): 0 with nobody waiting, null while nothing can be estimated (no look yet, a room not in fifo).
+   */
+  backOfLine(room: RoomSettings): number | null {
+    const s = this.lines.get(room.id)?.snapshot
+    if (s === undefined) return null
+    if (s.waiting === 0) return 0
+    if (room.mode !== 'fifo') return null
+    const last = s.admittedAt[s.admittedAt.length - 1]
+    const admittedLastMinute = last === undefined ? 0 : Math.max(0, last[1] - admittedBy(s.admittedAt, s.at - 60_000))
+    const poll = { arrival: s.at * 1000, position: s.waiting, waiting: s.waiting, admittedLastMinute, now: s.at }
+    return estimateWait(this.forecastFor(room), poll, false)?.seconds ?? null
   }
 
   /** A linked room's event stock, as the last reload saw it; undefined for a room that is not linked. */
@@ -182,7 +237,7 @@ export class RoomDirectory {
   private watch(room: string): Watched {
     let w = this.watched.get(room)
     if (w === undefined) {
-      w = { ended: new Map(), since: Number.NEGATIVE_INFINITY, life: undefined, active: 0 }
+      w = { ended: new Map(), since: Number.NEGATIVE_INFINITY, life: undefined, active: 0, seen: undefined }
       this.watched.set(room, w)
     }
     return w
@@ -194,17 +249,21 @@ export class RoomDirectory {
    * refreshSeconds (their wait ends on a poll); without (the admin's back of the line), whole seconds.
    */
   estimate(room: RoomSettings, poll: QueuedPoll, polls = true): WaitEstimate | null {
-    const storeNow = poll.now
-    this.storeOffset = storeNow - this.now()
+    this.storeOffset = poll.now - this.now()
+    return estimateWait(this.forecastFor(room, poll.now), poll, polls)
+  }
+
+  /** The forecast of a room's line from the last look, worked out once per look and settings (`at`: store ms, without a look). */
+  private forecastFor(room: RoomSettings, at = this.now() + this.storeOffset): LineForecast {
     const line = this.lines.get(room.id)
     let cached = this.forecasts.get(room.id)
     // The same settings object has the same limits: the key is only worked out when the room was reloaded.
     if (cached !== undefined && cached.line === line && cached.room !== room && cached.limits === forecastKey(room)) cached.room = room
     if (cached === undefined || cached.line !== line || cached.room !== room) {
-      cached = { line, room, limits: forecastKey(room), forecast: forecastLine(line?.snapshot ?? emptySnapshot(storeNow), room) }
+      cached = { line, room, limits: forecastKey(room), forecast: forecastLine(line?.snapshot ?? emptySnapshot(at), room) }
       this.forecasts.set(room.id, cached)
     }
-    return estimateWait(cached.forecast, poll, polls)
+    return cached.forecast
   }
 
   /** Runs `task` with every reload (once a second at most); its failure is its own business. */
@@ -255,7 +314,10 @@ export class RoomDirectory {
       const stored = (await this.store.list()).map((r) => r.settings)
       const missing = this.seeds.filter((seed) => !stored.some((r) => r.id === seed.id))
       if (missing.length > 0) await this.store.seed(missing)
-      if (generation === this.generation) this.current = [...stored, ...missing]
+      if (generation === this.generation) {
+        this.current = [...stored, ...missing]
+        this.loadedAt = this.now()
+      }
     } catch {
       // Keep serving the last known settings while the store is away.
     }
@@ -275,11 +337,14 @@ export class RoomDirectory {
       await Promise.all(
         events.map(async (event) => {
           if (gate === undefined) return [event, undefined] as const
+          const started = performance.now()
           try {
             const counts = await gate.counts(event, this.storeNow())
+            this.onStoreCall('gate_counts', (performance.now() - started) / 1000, true)
             this.stockFailing.delete(event)
             return [event, counts] as const
           } catch (err) {
+            this.onStoreCall('gate_counts', (performance.now() - started) / 1000, false)
             // Never stop a sale on a missing count: unknown, as if the room were not linked.
             if (!this.stockFailing.has(event))
               this.log('stock_unavailable', { event, message: err instanceof Error ? err.message : 'error' })
@@ -299,9 +364,13 @@ export class RoomDirectory {
   private async reloadEnded(room: RoomSettings, generation: number): Promise<void> {
     if (this.queue === undefined) return
     const w = this.watch(room.id)
+    const started = performance.now()
     try {
       const line = this.lines.get(room.id)
       const seen = await this.queue.watch(room.id, w.since, undefined, lookFor(line))
+      this.onStoreCall('watch', (performance.now() - started) / 1000, true)
+      this.lookOk = true
+      w.seen = { waiting: seen.waiting, active: seen.active, admitted: seen.admitted, abandoned: seen.abandoned, at: this.now() }
       for (const e of seen.ended) {
         w.ended.set(e.visitor, Math.max(e.at, w.ended.get(e.visitor) ?? e.at))
         if (e.at > w.since) w.since = e.at
@@ -316,6 +385,8 @@ export class RoomDirectory {
       }
     } catch {
       // The store is away: keep what is known; admitted visitors keep working meanwhile.
+      this.onStoreCall('watch', (performance.now() - started) / 1000, false)
+      this.lookOk = false
       this.noteStoreFailure()
     }
     const oldest = this.now() - room.sessionDurationSeconds * 1000 - ENDED_GRACE_MS

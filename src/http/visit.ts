@@ -13,6 +13,7 @@ import { signAdmission } from './admission.js'
 import { queueCookieName, readCookie, serializeCookie } from './cookies.js'
 import type { EdgeContext } from './edge-context.js'
 import { admitNetwork, capsJoins } from './join-cap.js'
+import type { RoomMeter } from './metrics.js'
 import { asksPow, powGate, powRefusal } from './pow.js'
 import type { Incoming } from './request.js'
 
@@ -36,7 +37,9 @@ export function visit(edge: EdgeContext, room: RoomSettings, req: Incoming, ende
   const stop = stockStop(room, edge.deps.rooms.stock(room.id), now)
   const asks = asksStore(room, now, stop, ticket === undefined)
   // The visitor's id is settled below, or by joinThenPoll for a newcomer who must pass its steps first.
-  const v: Visit = { edge, room, req, now, ticket, endedVisitor, stop, asks, visitor: '' }
+  const meter = edge.deps.meters?.room(room.id)
+  const started = meter === undefined ? 0 : performance.now()
+  const v: Visit = { edge, room, req, now, ticket, endedVisitor, stop, asks, visitor: '', meter, started, polledAt: started }
   // A scheduled room (its draw), or a newcomer to a room with a proof of work or a cap on joins: those
   // steps wait first.
   if (isScheduled(room) || (asks && ticket === undefined && (asksPow(room) || capsJoins(room)))) return joinThenPoll(v, known)
@@ -61,6 +64,10 @@ interface Visit {
   stop: StockStop | undefined
   asks: boolean
   visitor: string
+  /** The room's metric cells (src/http/metrics.ts), unless metrics are off; and when the visit and its store call began (performance.now()). */
+  meter: RoomMeter | undefined
+  started: number
+  polledAt: number
 }
 
 const NOT_ASKED: PollOutcome = { kind: 'not-asked' }
@@ -74,6 +81,7 @@ async function joinThenPoll(v: Visit, known: string | undefined): Promise<Answer
     const gate = await powGate(edge, room, req)
     if (gate.kind === 'refused') {
       edge.deps.refusals.note(room.id, 'pow')
+      if (v.meter !== undefined) v.meter.visits.challenge.value++
       if (gate.problem !== undefined) throw powRefusal(gate.problem, gate.status)
       return { kind: 'challenge', status: gate.status }
     }
@@ -90,6 +98,7 @@ async function joinThenPoll(v: Visit, known: string | undefined): Promise<Answer
     scheduled && ticket === undefined && schedulePhase(room, now) === 'prequeue'
       ? await edge.deps.draws.arrival(scheduled, visitor)
       : undefined
+  if (v.meter !== undefined) v.polledAt = performance.now()
   const outcome = asks
     ? await pollStore(v, draw).then(
         (result) => polledOutcome(v, result),
@@ -112,7 +121,22 @@ function verdictOf(v: Visit, outcome: PollOutcome): Verdict {
 
 /** The visit's answer, once the store has spoken (or was not asked). */
 function answer(v: Visit, outcome: PollOutcome): Answer | Promise<Answer> {
-  return carryOut(v.edge, v.room, v.req, v.visitor, verdictOf(v, outcome))
+  const verdict = verdictOf(v, outcome)
+  if (v.meter !== undefined) meterVerdict(v.meter, v.room, v.started, verdict)
+  return carryOut(v.edge, v.room, v.req, v.visitor, verdict)
+}
+
+/** Counts a visit by its verdict, and its time from its start to the verdict (an admission's signature not included). */
+function meterVerdict(meter: RoomMeter, room: RoomSettings, started: number, verdict: Verdict): void {
+  meter.visits[verdict.kind].value++
+  meter.pollSeconds.observe((performance.now() - started) / 1000)
+  if (verdict.kind === 'admit') {
+    // From arrival to admission. A drawn arrival lies before the opening by design (core/draw.ts), and
+    // nobody got in before the opening: such a visitor's wait counts from it.
+    const { arrival, now } = verdict.session
+    const from = room.schedule === null ? arrival / 1000 : Math.max(arrival / 1000, Date.parse(room.schedule.opensAt))
+    meter.queueWait.observe(Math.max(0, now - from) / 1000)
+  }
 }
 
 const isScheduled = (room: RoomSettings): room is RoomSettings & { schedule: Schedule } => room.schedule !== null
@@ -174,14 +198,20 @@ function pollStore(v: Visit, draw: number | undefined): Promise<PollResult> {
 
 function polledOutcome(v: Visit, result: PollResult): PollOutcome {
   v.edge.deps.rooms.noteLife(v.room.id, result.life)
+  const meter = v.meter
+  if (meter !== undefined) {
+    v.edge.deps.meters?.storeCall('poll', (performance.now() - v.polledAt) / 1000, true)
+    if (result.state !== 'ended') meter.recovering = result.state === 'recovering'
+  }
   return { kind: 'polled', result }
 }
 
 /** A store that does not answer is an outcome too; anything else it throws is not. */
 function unavailable(v: Visit, err: unknown): PollOutcome {
   if (!isAnteroomError(err, 'ERR_STORE_UNAVAILABLE')) throw err
+  if (v.meter !== undefined) v.edge.deps.meters?.storeCall('poll', (performance.now() - v.polledAt) / 1000, false)
   v.edge.deps.rooms.noteStoreFailure()
-  v.edge.log('store_unavailable', { room: v.room.id, policy: v.room.onStoreError })
+  v.edge.log('store_unavailable', { room: v.room.id, policy: v.room.onStoreError, requestId: v.edge.requestId(v.req.context) })
   return { kind: 'unavailable' }
 }
 
@@ -220,6 +250,7 @@ async function admit(
     const place = await placeCookie(edge, room, visitor, verdict.place, secure)
     return { kind: 'open', status: verdict.status, visitor, token, cookies: [cookie, place] }
   }
+  edge.log('admitted', { room: room.id, requestId: edge.requestId(req.context), visitor, arrival: claims.arr, expires: claims.exp })
   const dropQueue = serializeCookie(queueCookieName(room.id), '', { maxAgeSeconds: 0, secure })
   return { kind: 'admit', status: verdict.status, visitor, token, cookies: [cookie, dropQueue] }
 }
