@@ -3,6 +3,7 @@
 // credentials; every change is validated, compare-and-set on the room's revision, and audited.
 // Failed sign-ins and wrong bearer tokens are throttled per client address and account (throttle.ts).
 import { type Context, Hono } from 'hono'
+import { readBody } from '../src/core/body-schema.js'
 import { safeEqual } from '../src/core/compare.js'
 import { AnteroomError, isAnteroomError } from '../src/core/errors.js'
 import { checkScheduleChange, parseRoomSettings, type RoomSettings, SETTINGS_SCHEMA } from '../src/core/settings.js'
@@ -16,6 +17,7 @@ import type { Clock } from '../src/ports/clock.js'
 import type { QueueStore } from '../src/ports/queue-store.js'
 import type { SettingsStore, VersionedRoom } from '../src/ports/settings-store.js'
 import { ADMIN_COOKIE, type AdminAuth } from './auth.js'
+import { AUDIT_KINDS, BULK_END_BODY, ETAG, SIGN_IN_BODY, VISITOR_ID } from './inputs.js'
 import { accountKey, addressKey, describeWait, SignInThrottle } from './throttle.js'
 
 export interface AdminAssets {
@@ -47,11 +49,8 @@ export interface AdminDeps {
 type Env = { Variables: { who: string; viaCookie: boolean } }
 
 const MAX_BODY = 16_384
-/** A bulk end carries up to MAX_BULK visitor ids of up to 64 characters. */
-const MAX_BULK = 1000
+/** A bulk end's body: MAX_BULK visitor ids of up to 64 characters (inputs.ts). */
 const MAX_BULK_BODY = 80_000
-const VISITOR_ID = /^[A-Za-z0-9_-]{1,64}$/
-const ACCOUNT_NAME = /^[A-Za-z0-9_.@-]{1,64}$/
 const NO_STORE = 'no-store'
 const etag = (rev: number) => `"rev-${rev}"`
 
@@ -167,13 +166,9 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
     if (!(c.req.header('content-type') ?? '').startsWith('application/json')) {
       throw new AnteroomError('ERR_UNSUPPORTED_MEDIA_TYPE', 'Sign in with a JSON body {"token": "..."}')
     }
-    const body = await readJson(c)
-    let name: string | undefined
-    if (body.name !== undefined && body.name !== null && body.name !== '') {
-      if (typeof body.name !== 'string' || !ACCOUNT_NAME.test(body.name))
-        throw new AnteroomError('ERR_BAD_REQUEST', 'name: not an account name (up to 64 letters, digits and _.@-)', { field: 'name' })
-      name = body.name
-    }
+    const body = readBody<{ name?: string | null; token?: unknown }>(SIGN_IN_BODY, await readJson(c), 'ERR_BAD_REQUEST')
+    // A name of null or '' names no account (SIGN_IN_BODY).
+    const name = body.name || undefined
     // Counted against the address, and against the account when one is named. Without a name only
     // the address counts: locking an account's name out does not lock its owner out.
     const keys = [addressKey(address(c)), ...(name === undefined ? [] : [accountKey(name)])]
@@ -315,7 +310,7 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
     // An invalid value throws ERR_SETTINGS_INVALID naming the field: a 400.
     const next = parseRoomSettings(merge ? { ...current.settings, ...body, id: current.settings.id } : { ...body, id: current.settings.id })
     checkScheduleChange(current.settings, next, now())
-    const expected = /^"rev-(\d+)"$/.exec(ifMatch)?.[1]
+    const expected = ETAG.exec(ifMatch)?.[1]
     if (expected === undefined || Number(expected) !== current.rev) {
       c.header('etag', etag(current.rev))
       return answer(c, stale(current))
@@ -357,13 +352,8 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
   // Ends many sessions in one request, with one audit entry (so a clean-up is one line, not 1,000).
   app.post('/api/rooms/:id/sessions/end', async (c) => {
     const r = await room(c)
-    const body = await readJson(c, MAX_BULK_BODY)
-    const visitors = body.visitors
-    if (!Array.isArray(visitors) || visitors.length < 1 || visitors.length > MAX_BULK)
-      throw new AnteroomError('ERR_BAD_REQUEST', `visitors: must be a list of 1 to ${MAX_BULK} visitor ids`, { field: 'visitors' })
-    const bad = visitors.findIndex((v) => typeof v !== 'string' || !VISITOR_ID.test(v))
-    if (bad >= 0) throw new AnteroomError('ERR_BAD_REQUEST', `visitors[${bad}]: not a visitor id`, { field: `visitors[${bad}]` })
-    const ids = [...new Set(visitors as string[])]
+    const { visitors } = readBody<{ visitors: string[] }>(BULK_END_BODY, await readJson(c, MAX_BULK_BODY), 'ERR_BAD_REQUEST')
+    const ids = [...new Set(visitors)]
     const endedIds: string[] = []
     // A few at a time: each end is one store call.
     for (let i = 0; i < ids.length; i += 50) {
@@ -474,9 +464,9 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
   app.get('/api/audit', async (c) => {
     const limit = Math.min(1000, Math.max(1, Number(c.req.query('limit') ?? 100) || 100))
     const kind = c.req.query('kind')
-    if (kind !== undefined && kind !== 'changes' && kind !== 'actions')
+    if (kind !== undefined && !(AUDIT_KINDS as readonly string[]).includes(kind))
       throw new AnteroomError('ERR_BAD_REQUEST', 'kind: must be "changes" or "actions"', { field: 'kind' })
-    return c.json({ entries: await deps.audit.list(limit, { kind, now: now() }) })
+    return c.json({ entries: await deps.audit.list(limit, { kind: kind as (typeof AUDIT_KINDS)[number] | undefined, now: now() }) })
   })
 
   app.all('/api/*', () => {

@@ -12,7 +12,7 @@ import type { GateClaim } from '../ports/claim-gate.js'
 import type { PaymentProvider } from '../ports/payments.js'
 import type { EventInfo, Hold, Payment, SeatStore, StoredAnswer } from '../ports/seat-store.js'
 import { type BodyEnv, jsonBodies } from './body.js'
-import { type Claim, heldBody, holdAmount, readClaim, releasedBody, shortItems, unknownItems } from './claims.js'
+import { type Claim, HOLD_ID, heldBody, holdAmount, IDEMPOTENCY_KEY, readClaim, releasedBody, shortItems, unknownItems } from './claims.js'
 import { ITEM_UNIT, itemUnit, type OriginGate, SEAT_UNIT } from './gate.js'
 import { demoPage } from './page.js'
 import type { Reconciler } from './reconciler.js'
@@ -48,9 +48,6 @@ export interface OriginDeps {
 }
 
 type Env = { Variables: { admission: Admission } & BodyEnv['Variables'] }
-
-const IDEMPOTENCY_KEY = /^[A-Za-z0-9_.:-]{8,200}$/
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 /** Whether p settles (either way) before the deadline (a Date.now() value). */
 async function settles(p: Promise<unknown>, deadline: number): Promise<boolean> {
@@ -124,7 +121,7 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
   /** The hold, if it exists and belongs to this visitor; anything else is a 404. */
   async function ownHold(c: Context<Env>): Promise<Hold> {
     const id = c.req.param('hold') ?? ''
-    const hold = UUID.test(id) ? await store.getHold(id) : undefined
+    const hold = HOLD_ID.test(id) ? await store.getHold(id) : undefined
     if (hold === undefined || hold.holder !== c.get('admission').sub) throw new AnteroomError('ERR_NOT_FOUND', 'No such hold')
     if (hold.room !== c.get('admission').room) throw new AnteroomError('ERR_ADMISSION_WRONG_ROOM', 'The admission is for another room')
     return hold

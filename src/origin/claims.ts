@@ -7,23 +7,104 @@
 // Either list may be left out (or empty) when the other names something. Each seat and each unit of
 // an item's quantity counts one toward the event's per-visitor limit (holds and purchases together),
 // so a package of nights 12 and 13 counts 2; a single hold asking for more than the limit is a 400.
-// Every unit costs the event's price.
+// Every unit costs the event's price. The body's rules are one schema value (holdBody): readClaim
+// checks with it, and the origin's OpenAPI document (./api-description.ts) shows it.
+import { type ObjectNode, readBody } from '../core/body-schema.js'
 import { AnteroomError } from '../core/errors.js'
 import { type EventInfo, type Hold, ITEM_KEY, type ItemClaim } from '../ports/seat-store.js'
 
 export const MAX_SEATS_PER_REQUEST = 50
 export const MAX_ITEMS_PER_REQUEST = 20
-const SEAT_NAME = /^[A-Za-z0-9-]{1,16}$/
-const FIELDS = ['seats', 'items']
-const ITEM_FIELDS = ['item', 'quantity']
+/** A seat's name, as clients send it ("A12"). */
+export const SEAT_NAME = /^[A-Za-z0-9-]{1,16}$/
+/** A hold's id. */
+export const HOLD_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+/** A checkout's Idempotency-Key header. */
+export const IDEMPOTENCY_KEY = /^[A-Za-z0-9_.:-]{8,200}$/
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
-const badBody = (message: string, field?: string) => new AnteroomError('ERR_BODY', message, { field })
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 export interface Claim {
   seats: string[]
   items: ItemClaim[]
+}
+
+const holdBodies = new Map<number | undefined, ObjectNode>()
+
+/**
+ * The body of a hold, as a schema value (core/body-schema.ts): readClaim checks it, and the origin's
+ * API description (./api-description.ts) shows it. Its bounds depend on the event's per-visitor limit;
+ * left out, the description's: any event's.
+ */
+export function holdBody(maxPerVisitor?: number): ObjectNode {
+  let node = holdBodies.get(maxPerVisitor)
+  if (node !== undefined) return node
+  const limit = maxPerVisitor === undefined ? 'the event’s per-visitor limit' : String(maxPerVisitor)
+  const missing = 'must be a list of seat names (or items: a list like [{"item": "night-12", "quantity": 1}])'
+  node = {
+    type: 'object',
+    unknown: 'not a field of a hold, which takes seats and items',
+    // A body that is not an object names nothing: it is told what a hold takes.
+    wrong: { field: 'seats', text: missing },
+    properties: {
+      seats: {
+        type: 'array',
+        wrong: 'must be a list of seat names',
+        maxItems: Math.min(MAX_SEATS_PER_REQUEST, maxPerVisitor ?? MAX_SEATS_PER_REQUEST),
+        tooLong: (max, got) => `at most ${max} seats in one hold, got ${got}`,
+        items: { type: 'string', pattern: SEAT_NAME, wrong: 'must be a seat name like "A12"' },
+        unique: 'names a seat twice',
+        description: 'Seat names; at most the event’s per-visitor limit.',
+      },
+      items: {
+        type: 'array',
+        wrong: 'must be a list like [{"item": "night-12", "quantity": 1}]',
+        maxItems: MAX_ITEMS_PER_REQUEST,
+        tooLong: (max, got) => `at most ${max} items in one hold, got ${got}`,
+        uniqueBy: { key: 'item', text: (item) => `names ${item} twice` },
+        items: {
+          type: 'object',
+          unknown: 'not a field of an item claim, which takes item and quantity',
+          wrong: 'must be an object like {"item": "night-12", "quantity": 1}',
+          required: ['item', 'quantity'],
+          properties: {
+            item: { type: 'string', pattern: ITEM_KEY, wrong: 'must be an item key like "night-12"' },
+            quantity: {
+              type: 'integer',
+              minimum: 1,
+              ...(maxPerVisitor === undefined ? {} : { maximum: maxPerVisitor }),
+              wrong: `must be a whole number from 1 to ${limit}`,
+              description: maxPerVisitor === undefined ? `At most ${limit}.` : undefined,
+            },
+          },
+        },
+        description: 'Counted items and how many of each.',
+      },
+    },
+    rules: [
+      {
+        rule: 'some',
+        keys: ['seats', 'items'],
+        missing: { field: 'seats', text: missing },
+        empty: { seats: 'must name at least one seat', items: 'must name at least one item' },
+      },
+      ...(maxPerVisitor === undefined
+        ? []
+        : [
+            {
+              rule: 'total' as const,
+              max: maxPerVisitor,
+              of: [{ key: 'seats' }, { key: 'items', sum: 'quantity' }],
+              field: 'items',
+              text: (max: number, total: number) => `at most ${max} in one hold, seats and item units together, got ${total}`,
+              description: `Seats and item units together: at most ${maxPerVisitor}.`,
+            },
+          ]),
+    ],
+    description: `Seats, items or both, all or nothing. Each seat and each unit of an item counts one toward ${limit} (holds and purchases together).`,
+  }
+  holdBodies.set(maxPerVisitor, node)
+  return node
 }
 
 /** Parses a hold's body; a 400 (ERR_BODY) names the problem and the field. */
@@ -32,61 +113,13 @@ export function readClaim(bytes: Uint8Array, event: EventInfo): Claim {
   try {
     body = JSON.parse(utf8.decode(bytes))
   } catch {
-    throw badBody('The body must be JSON like {"seats": ["A1", "A2"]} or {"items": [{"item": "night-12", "quantity": 1}]}')
+    throw new AnteroomError(
+      'ERR_BODY',
+      'The body must be JSON like {"seats": ["A1", "A2"]} or {"items": [{"item": "night-12", "quantity": 1}]}',
+    )
   }
-  const o = isObject(body) ? body : {}
-  for (const key of Object.keys(o)) {
-    if (!FIELDS.includes(key)) throw badBody(`${key}: not a field of a hold, which takes seats and items`, key)
-  }
-  if (!('seats' in o) && !('items' in o)) {
-    throw badBody('seats: must be a list of seat names (or items: a list like [{"item": "night-12", "quantity": 1}])', 'seats')
-  }
-  const seats = 'seats' in o ? readSeats(o.seats, event, 'items' in o) : []
-  const items = 'items' in o ? readItems(o.items, event, seats.length > 0) : []
-  const units = seats.length + items.reduce((n, i) => n + i.quantity, 0)
-  if (units > event.maxPerVisitor) {
-    throw badBody(`items: at most ${event.maxPerVisitor} in one hold, seats and item units together, got ${units}`, 'items')
-  }
-  return { seats, items }
-}
-
-function readSeats(seats: unknown, event: EventInfo, itemsToo: boolean): string[] {
-  if (!Array.isArray(seats)) throw badBody('seats: must be a list of seat names', 'seats')
-  if (seats.length === 0 && !itemsToo) throw badBody('seats: must name at least one seat', 'seats')
-  const max = Math.min(MAX_SEATS_PER_REQUEST, event.maxPerVisitor)
-  if (seats.length > max) throw badBody(`seats: at most ${max} seats in one hold, got ${seats.length}`, 'seats')
-  for (const [i, s] of seats.entries()) {
-    if (typeof s !== 'string' || !SEAT_NAME.test(s)) throw badBody(`seats[${i}]: must be a seat name like "A12"`, `seats[${i}]`)
-  }
-  if (new Set(seats).size !== seats.length) throw badBody('seats: names a seat twice', 'seats')
-  return seats as string[]
-}
-
-function readItems(items: unknown, event: EventInfo, seatsToo: boolean): ItemClaim[] {
-  if (!Array.isArray(items)) throw badBody('items: must be a list like [{"item": "night-12", "quantity": 1}]', 'items')
-  if (items.length === 0 && !seatsToo) throw badBody('items: must name at least one item', 'items')
-  if (items.length > MAX_ITEMS_PER_REQUEST) {
-    throw badBody(`items: at most ${MAX_ITEMS_PER_REQUEST} items in one hold, got ${items.length}`, 'items')
-  }
-  const out: ItemClaim[] = []
-  const seen = new Set<string>()
-  for (const [i, entry] of items.entries()) {
-    const at = `items[${i}]`
-    if (!isObject(entry)) throw badBody(`${at}: must be an object like {"item": "night-12", "quantity": 1}`, at)
-    for (const key of Object.keys(entry)) {
-      if (!ITEM_FIELDS.includes(key))
-        throw badBody(`${at}.${key}: not a field of an item claim, which takes item and quantity`, `${at}.${key}`)
-    }
-    const { item, quantity } = entry
-    if (typeof item !== 'string' || !ITEM_KEY.test(item)) throw badBody(`${at}.item: must be an item key like "night-12"`, `${at}.item`)
-    if (typeof quantity !== 'number' || !Number.isInteger(quantity) || quantity < 1 || quantity > event.maxPerVisitor) {
-      throw badBody(`${at}.quantity: must be a whole number from 1 to ${event.maxPerVisitor}`, `${at}.quantity`)
-    }
-    if (seen.has(item)) throw badBody(`items: names ${item} twice`, 'items')
-    seen.add(item)
-    out.push({ item, quantity })
-  }
-  return out
+  const claim = readBody<Partial<Claim>>(holdBody(event.maxPerVisitor), body, 'ERR_BODY')
+  return { seats: claim.seats ?? [], items: (claim.items ?? []).map(({ item, quantity }) => ({ item, quantity })) }
 }
 
 /** The 201 answer of a hold. */
