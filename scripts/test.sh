@@ -5,7 +5,8 @@
 # postgres user when root) on free loopback ports and stop them afterwards; the
 # browser test drives Debian's chromium (never a downloaded browser) through playwright-core; the path
 # tests put Debian's nginx (nginx-light) and Python's http.server behind the edge as real origins.
-# wrk is the load generator of `npm run bench`, provisioned here with the rest.
+# wrk is the load generator of `npm run bench`, provisioned here with the rest. Debian's prometheus
+# (the server and promtool) scrapes the edge and the origin in test/prometheus.test.ts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +18,7 @@ compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need_apt+=(postgre
 [ -x /usr/sbin/nginx ] || need_apt+=(nginx-light)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 command -v wrk >/dev/null 2>&1 || need_apt+=(wrk)
+command -v prometheus >/dev/null 2>&1 || need_apt+=(prometheus)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "test: installing ${need_apt[*]} with apt-get"

@@ -18,6 +18,8 @@ export interface TestEdgeOptions {
   maxBodyBytes?: number
   /** The edge's structured log (admin sign-in failures, store errors, ...). */
   log?: EdgeDeps['log']
+  /** More ANTEROOM_* settings (ANTEROOM_METRICS_TOKEN, ANTEROOM_METRICS, ...). */
+  env?: Record<string, string | undefined>
 }
 
 export async function testEdge(o: TestEdgeOptions): Promise<Edge> {
@@ -28,6 +30,7 @@ export async function testEdge(o: TestEdgeOptions): Promise<Edge> {
     ANTEROOM_SIGNING_KEYS: o.signingKeys ? JSON.stringify(o.signingKeys) : undefined,
     ANTEROOM_ADMIN_TOKENS: o.adminTokens,
     ANTEROOM_MAX_BODY_BYTES: o.maxBodyBytes?.toString(),
+    ...o.env,
   })
   return buildEdge(config, { originUrl: o.originUrl, clock: o.clock, log: o.log })
 }

@@ -53,6 +53,8 @@ export interface StartOptions {
   adminTokens?: string
   /** ANTEROOM_MAX_BODY_BYTES. */
   maxBodyBytes?: number
+  /** More ANTEROOM_* settings, on either runtime (ANTEROOM_METRICS_TOKEN, ...). */
+  env?: Record<string, string>
 }
 
 export interface EdgeRuntime {
@@ -120,6 +122,7 @@ export const nodeRuntime: EdgeRuntime = {
       signingKeys: o.signingKeys,
       adminTokens: o.adminTokens,
       maxBodyBytes: o.maxBodyBytes,
+      env: o.env,
     })
     return {
       app: withSocketAddress(edge.app),
@@ -164,6 +167,7 @@ export function workerRuntime(redisUrl: () => string): EdgeRuntime {
           ANTEROOM_HISTORY_SAMPLE_SECONDS: '0',
           ANTEROOM_ADMIN_TOKENS: o.adminTokens,
           ANTEROOM_MAX_BODY_BYTES: o.maxBodyBytes?.toString(),
+          ...o.env,
         },
       })
       const clock = new WorkerClock(worker, o.t0 ?? T0)
