@@ -5,6 +5,7 @@ import type { Edge } from '../src/entry/build.js'
 import { createEdgeApp } from '../src/http/app.js'
 import type { QueueStore } from '../src/ports/queue-store.js'
 import { edgeHttpContract, room } from './contract/edge-http.js'
+import { edgeOperationsContract } from './contract/edge-operations.js'
 import { ManualClock } from './support/clock.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
@@ -91,3 +92,4 @@ describe('store calls (Node only: counted on the edge store object)', () => {
 
 // The HTTP behaviour shared with the Worker (test/worker.test.ts runs the same suite in workerd).
 edgeHttpContract(nodeRuntime)
+edgeOperationsContract(nodeRuntime)

@@ -13,6 +13,7 @@ import { textExporter } from '../src/core/metrics.js'
 import { buildBooking } from '../src/entry/booking.js'
 import type { Edge } from '../src/entry/build.js'
 import { testEdge } from './support/edge.js'
+import { freshDatabase } from './support/postgres-server.js'
 import { freePort } from './support/redis-server.js'
 import { freshDb } from './support/runtimes.js'
 
@@ -24,6 +25,7 @@ let originUrl: string
 let prometheus: ChildProcess | undefined
 let promUrl: string
 let dir: string
+let database: Awaited<ReturnType<typeof freshDatabase>>
 const servers: ReturnType<typeof serve>[] = []
 
 beforeAll(async () => {
@@ -31,8 +33,9 @@ beforeAll(async () => {
   edgeUrl = `http://127.0.0.1:${edgePort}`
   originUrl = `http://127.0.0.1:${originPort}`
   promUrl = `http://127.0.0.1:${promPort}`
+  database = await freshDatabase(inject('postgresUrl'), 'prometheus')
   booking = await buildBooking({
-    databaseUrl: inject('postgresUrl'),
+    databaseUrl: database.url,
     jwksUrl: `${edgeUrl}/.well-known/jwks.json`,
     issuer: 'anteroom',
     audience: 'origin',
@@ -92,6 +95,7 @@ afterAll(async () => {
   for (const s of servers) await new Promise((r) => s.close(r))
   await edge.close()
   await booking.close()
+  await database.drop()
   rmSync(dir, { recursive: true, force: true })
 })
 

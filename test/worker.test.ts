@@ -8,6 +8,7 @@ import { memoryStores } from '../src/adapters/memory/stores.js'
 import { generateSigningJwk } from '../src/core/admission-token.js'
 import { runCall } from '../worker/remote-stores.js'
 import { edgeHttpContract } from './contract/edge-http.js'
+import { edgeOperationsContract } from './contract/edge-operations.js'
 import { TEST_SECRET } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
 import { nodeRuntime, workerRuntime } from './support/runtimes.js'
@@ -15,6 +16,7 @@ import { Visitor } from './support/visitor.js'
 import { startWorker } from './support/worker.js'
 
 edgeHttpContract(workerRuntime(() => inject('redisUrl')))
+edgeOperationsContract(workerRuntime(() => inject('redisUrl')))
 
 describe('the relay call surface', () => {
   it('runs only the listed store methods; prototype names and other ports are refused as values, not thrown', async () => {
