@@ -8,6 +8,7 @@ import { safeEqual } from '../src/core/compare.js'
 import { AnteroomError, isAnteroomError } from '../src/core/errors.js'
 import { checkScheduleChange, parseRoomSettings, type RoomSettings, SETTINGS_SCHEMA } from '../src/core/settings.js'
 import { type StockView, stockState, stockStop } from '../src/core/stock.js'
+import { edgeApiDocument } from '../src/http/api-description.js'
 import { readCookie, serializeCookie } from '../src/http/cookies.js'
 import { renderError } from '../src/http/errors.js'
 import type { Refusals } from '../src/http/refusals.js'
@@ -213,6 +214,9 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
     }
     return c.json({ ok: true })
   })
+
+  // The API's description (OpenAPI 3.1): public, like the source it is generated from.
+  app.get('/api/openapi.json', (c) => c.json(edgeApiDocument(), 200, { 'cache-control': NO_STORE }))
 
   // --- Everything else needs a bearer token, or a session cookie plus CSRF on changes ----------
   app.use('/api/*', async (c, next) => {

@@ -264,6 +264,7 @@ function objectSchema(node: ObjectNode): JsonSchema {
   // One rule "some" is an anyOf; more would each need one, in an allOf (none needs it yet).
   if (some.length > 1) throw new TypeError('one "some" rule per object')
   const rule = some[0]
-  if (rule !== undefined) schema.anyOf = rule.keys.map((key) => ({ required: [key], properties: { [key]: { minItems: 1 } } }))
+  if (rule !== undefined)
+    schema.anyOf = rule.keys.map((key) => ({ required: [key], properties: { [key]: { type: 'array', minItems: 1 } } }))
   return withDescription(schema, node.description, ...totals.map((t) => t.description))
 }

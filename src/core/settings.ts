@@ -436,10 +436,13 @@ function integer(spec: IntegerSetting, given: unknown, earlier: Record<string, u
   return value
 }
 
+/** A room's host, in any case (stored in lower case, without a final dot). */
+export const HOST_NAME = /^[A-Za-z0-9.:-]+$/
+
 /** Checks one entry of a list and returns it as stored. */
 const LIST_ITEMS: Record<ListSetting['item'], (item: string, field: string) => string> = {
   host(item, field) {
-    if (!/^[a-z0-9.:-]+$/i.test(item)) fail(field, 'must be a host name')
+    if (!HOST_NAME.test(item)) fail(field, 'must be a host name')
     return item.toLowerCase().replace(/\.$/, '')
   },
   path(item, field) {
@@ -494,7 +497,7 @@ function parseSetting(spec: SettingSpec, given: unknown, earlier: Record<string,
 }
 
 /** An ISO 8601 date and time with seconds optional, fractions allowed, and a zone (Z or ±hh:mm). */
-const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/
+export const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/
 
 function schedule(spec: ScheduleSetting, given: unknown, field: string): Schedule | null {
   if (given === undefined || given === null) return null

@@ -30,6 +30,8 @@ export interface StockView {
 
 /** What counts say: available, everything held, everything sold, or unknown. */
 export type StockState = 'available' | StockStop | 'unknown'
+/** Every StockState, for the API description (src/http/api-description.ts). */
+export const STOCK_STATES: readonly StockState[] = ['available', 'all_held', 'sold_out', 'unknown']
 
 export function stockState(counts: StockCounts | undefined): StockState {
   if (counts === undefined) return 'unknown'

@@ -8,18 +8,20 @@ import { type RoomSettings, schedulePhase } from './settings.js'
 import type { StockStop } from './stock.js'
 
 /** sold_out and all_held: a room linked to an event with nothing free (core/stock.ts). */
-export type VisitorState =
-  | 'queued'
-  | 'admitted'
-  | 'paused'
-  | 'closed'
-  | 'busy'
-  | 'ended'
-  | 'recovering'
-  | 'scheduled'
-  | 'prequeue'
-  | 'sold_out'
-  | 'all_held'
+export const VISITOR_STATES = [
+  'queued',
+  'admitted',
+  'paused',
+  'closed',
+  'busy',
+  'ended',
+  'recovering',
+  'scheduled',
+  'prequeue',
+  'sold_out',
+  'all_held',
+] as const
+export type VisitorState = (typeof VISITOR_STATES)[number]
 
 /** A scheduled room's times, as a status carries them; the countdowns are from the edge's clock. */
 export interface ScheduleStatus {

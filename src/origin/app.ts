@@ -11,6 +11,7 @@ import { errorBody, renderError } from '../http/errors.js'
 import type { GateClaim } from '../ports/claim-gate.js'
 import type { PaymentProvider } from '../ports/payments.js'
 import type { EventInfo, Hold, Payment, SeatStore, StoredAnswer } from '../ports/seat-store.js'
+import { originApiDocument } from './api-description.js'
 import { type BodyEnv, jsonBodies } from './body.js'
 import { type Claim, HOLD_ID, heldBody, holdAmount, IDEMPOTENCY_KEY, readClaim, releasedBody, shortItems, unknownItems } from './claims.js'
 import { ITEM_UNIT, itemUnit, type OriginGate, SEAT_UNIT } from './gate.js'
@@ -80,6 +81,9 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
 
   const gate = deps.gate
   const verify = admissionVerifier(deps.admission)
+
+  // The API's description (OpenAPI 3.1), before the admission check: it is public, like its source.
+  app.get('/openapi.json', (c) => c.json(originApiDocument(), 200, { 'cache-control': 'no-store' }))
 
   // A claim, registered before the admission middleware: it asks the gate first, with the token only
   // read (peekAdmission), so that a claim the gate knows is doomed costs neither a signature check nor
