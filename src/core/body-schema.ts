@@ -228,7 +228,8 @@ export function jsonSchemaOf(node: BodyNode): JsonSchema {
     case 'string': {
       const schema: JsonSchema = { type: 'string', ...(node.pattern === undefined ? {} : { pattern: patternOf(node.pattern) }) }
       if (node.absent === undefined) return withDescription(schema, node.description)
-      return withDescription({ anyOf: [schema, { enum: [...node.absent] }] }, node.description, 'Left out when it is one of the others.')
+      const absent = `Read as left out: ${node.absent.map((v) => JSON.stringify(v)).join(', ')}.`
+      return withDescription({ anyOf: [schema, { enum: [...node.absent] }] }, node.description, absent)
     }
     case 'integer':
       return withDescription(

@@ -52,7 +52,11 @@ function descriptionOf(spec: SettingSpec, input: boolean): string {
       `opensAt after prequeueAt, by at most ${spec.maxPrequeueMs / 86_400_000} days; closesAt after opensAt. prequeueAt and opensAt cannot change once the pre-queue has begun.`,
     )
   if (input && hasDefault(spec) && spec.type !== 'ref' && spec.type !== 'schedule') parts.push('null: the default.')
-  return parts.filter((p) => p !== '').join(' ')
+  // Each part a sentence: a help text may end without a stop (the form shows it alone).
+  return parts
+    .filter((p) => p !== '')
+    .map((p) => (/[.!?)]$/.test(p) ? p : `${p}.`))
+    .join(' ')
 }
 
 function scheduleObject(spec: Extract<SettingSpec, { type: 'schedule' }>, input: boolean): JsonSchema {
