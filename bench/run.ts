@@ -5,6 +5,7 @@
 // One module per measurement in bench/measure/, each naming its baseline and target:
 //   1 queued-poll.ts   2 admitted.ts   3 long-line.ts   4 redis-calls.ts   5 redis-memory.ts
 //   6 claims.ts        7 crowd.ts      8 worker.ts       9 pow.ts         10 gate-repairs.ts
+//   11 metrics-cost.ts
 // 1 to 5 share one redis-server and one origin (started here); 6, 7 and 10 one PostgreSQL server and a
 // redis-server for the claim gate (bench/postgres.ts); 8 starts its own; 9 runs in this process. Every server under test runs in its own child process
 // (`node --import tsx ...`) on 127.0.0.1 and a free port; the load generator is wrk (one thread, 50
@@ -30,6 +31,7 @@ import { measureClaims } from './measure/claims.js'
 import { measureCrowd } from './measure/crowd.js'
 import { measureGateRepairs } from './measure/gate-repairs.js'
 import { measureLongLine } from './measure/long-line.js'
+import { measureMetricsCost } from './measure/metrics-cost.js'
 import { measurePow } from './measure/pow.js'
 import { measureQueuedPoll } from './measure/queued-poll.js'
 import { measureRedisCalls } from './measure/redis-calls.js'
@@ -167,6 +169,11 @@ async function main(): Promise<number> {
   rows.push(...pow.rows)
   notes.push(...pow.notes)
   Object.assign(results, pow.results)
+
+  const pollCpu = (results.runs as Record<string, Aggregate> | undefined)?.['edge poll (JSON)']?.cpu.edge?.usPerRequest
+  const metricsCost = await measureMetricsCost(pollCpu)
+  rows.push(...metricsCost.rows)
+  Object.assign(results, metricsCost.results)
 
   for (const r of rows)
     if (r.generatorBound) warnings.push(`${r.measurement}: the load generator was the bottleneck (${r.cpu}); the ratio is not the server's`)

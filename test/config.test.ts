@@ -14,6 +14,31 @@ describe('config', () => {
     expect(Object.isFrozen(c)).toBe(true)
   })
 
+  it('records the analytics every minute by default; 0 turns them off, whole minutes up to an hour otherwise', () => {
+    expect(loadConfig({}).analyticsSampleSeconds).toBe(60)
+    expect(loadConfig({ ANTEROOM_ANALYTICS_SAMPLE_SECONDS: '0' }).analyticsSampleSeconds).toBe(0)
+    expect(loadConfig({ ANTEROOM_ANALYTICS_SAMPLE_SECONDS: '300' }).analyticsSampleSeconds).toBe(300)
+  })
+
+  it('metrics on for admin tokens, one visit in 16 timed, info logs, request ids made: unless set', () => {
+    const c = loadConfig({})
+    expect([c.metrics, c.metricsToken, c.metricsTimeEvery, c.logLevel, c.requestIdHeader]).toEqual([true, undefined, 16, 'info', undefined])
+    const set = loadConfig({
+      ANTEROOM_METRICS: 'off',
+      ANTEROOM_METRICS_TOKEN: 't'.repeat(24),
+      ANTEROOM_METRICS_TIME_EVERY: '1',
+      ANTEROOM_LOG_LEVEL: 'warn',
+      ANTEROOM_REQUEST_ID_HEADER: 'X-Request-Id',
+    })
+    expect([set.metrics, set.metricsToken, set.metricsTimeEvery, set.logLevel, set.requestIdHeader]).toEqual([
+      false,
+      't'.repeat(24),
+      1,
+      'warn',
+      'x-request-id',
+    ])
+  })
+
   it('fills room defaults: refresh 20 s, abandon 3x refresh, fifo, closed on store error', () => {
     expect(parseRoomSettings(room)).toMatchObject({
       refreshSeconds: 20,
@@ -50,6 +75,15 @@ describe('config', () => {
       /rooms\[0\]\.paths\[0\]: must be a plain path like \/tickets: the path has an encoded/,
     ],
     [{ ANTEROOM_MAX_BODY_BYTES: '-1' }, /ANTEROOM_MAX_BODY_BYTES: must be a whole number of bytes/],
+    [{ ANTEROOM_METRICS: 'yes' }, /ANTEROOM_METRICS: must be on or off/],
+    [{ ANTEROOM_METRICS_TOKEN: 'short' }, /ANTEROOM_METRICS_TOKEN: must be at least 24 characters/],
+    [{ ANTEROOM_METRICS_TIME_EVERY: '0' }, /ANTEROOM_METRICS_TIME_EVERY: must be a whole number from 1/],
+    [{ ANTEROOM_METRICS_TIME_EVERY: '2.5' }, /ANTEROOM_METRICS_TIME_EVERY: must be a whole number from 1/],
+    [{ ANTEROOM_LOG_LEVEL: 'verbose' }, /ANTEROOM_LOG_LEVEL: must be one of debug, info, warn, error/],
+    [{ ANTEROOM_REQUEST_ID_HEADER: 'x request id' }, /ANTEROOM_REQUEST_ID_HEADER: must be a header name/],
+    [{ ANTEROOM_ANALYTICS_SAMPLE_SECONDS: '30' }, /ANTEROOM_ANALYTICS_SAMPLE_SECONDS: must be 0 \(off\) or a whole number of minutes/],
+    [{ ANTEROOM_ANALYTICS_SAMPLE_SECONDS: '3660' }, /ANTEROOM_ANALYTICS_SAMPLE_SECONDS: must be 0/],
+    [{ ANTEROOM_ANALYTICS_SAMPLE_SECONDS: 'x' }, /ANTEROOM_ANALYTICS_SAMPLE_SECONDS: must be 0/],
     [{ ANTEROOM_ROOMS: JSON.stringify([{ ...room, colour: 'red' }]) }, /rooms\[0\]\.colour: is not a known setting/],
     [
       { ANTEROOM_ROOMS: JSON.stringify([{ ...room, refreshSeconds: 30, abandonAfterSeconds: 40 }]) },

@@ -63,7 +63,8 @@ async function edgeOn(redisUrl: string | undefined, rooms: Record<string, unknow
     redisUrl,
     clock,
     adminTokens: `ops:${ADMIN_TOKEN}`,
-    env: { ANTEROOM_METRICS_TOKEN: METRICS_TOKEN, ...env },
+    // Every visit timed, so that the histograms' counts are the visits'; the default (16) is tested below.
+    env: { ANTEROOM_METRICS_TOKEN: METRICS_TOKEN, ANTEROOM_METRICS_TIME_EVERY: '1', ...env },
   })
   edges.push(edge)
   return { edge, clock, app: withSocketAddress(edge.app) }
@@ -160,17 +161,28 @@ describe('the edge on Node and Redis', () => {
     expect(after.value('anteroom_room_waiting', { room: 'sale' })).toBe(1)
   })
 
+  it('by default every visit is counted and one in 16 is timed', async () => {
+    const { app } = await edgeOn(undefined, [room({ mode: 'paused' })], { ANTEROOM_METRICS_TIME_EVERY: '' })
+    const v = new Visitor()
+    for (let i = 0; i < 40; i++) expect((await v.status(app, 'sale')).state).toBe('paused')
+    const m = await scrape(app)
+    expect(m.value('anteroom_visits_total', { room: 'sale', outcome: 'wait' })).toBe(40)
+    expect(m.histogram('anteroom_poll_duration_seconds', { room: 'sale' })?.count).toBe(2)
+    expect(m.histogram('anteroom_store_call_duration_seconds', { call: 'poll' })?.count).toBe(2)
+  })
+
   it('reads only for the metrics token or an admin token: never for a visitor', async () => {
     const { app } = await edgeOn(undefined, [room()])
     const visitor = new Visitor()
     await visitor.status(app, 'sale')
-    for (const headers of [
+    const attempts: Record<string, string>[] = [
       {},
       { authorization: 'Bearer wrong-token-0123456789abcdefgh' },
       { authorization: `Basic ${btoa(`ops:${ADMIN_TOKEN}`)}` },
       { authorization: `Bearer ${METRICS_TOKEN}x` },
       { cookie: visitor.cookieHeader() },
-    ]) {
+    ]
+    for (const headers of attempts) {
       const res = await app.request('http://shop.test/_anteroom/metrics', { headers })
       expect(res.status).toBe(401)
       expect(res.headers.get('www-authenticate')).toBe('Bearer realm="anteroom-metrics"')

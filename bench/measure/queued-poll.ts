@@ -4,6 +4,8 @@
 //   same requests with the same cookies. Each server runs in two processes that take turns
 //   (Target.alternate), the edges over the same Redis.
 //   Target: JSON polls at least half the hello-world's rate; the HTML page within 10% of the JSON polls.
+//   The metrics' cost (#30): the same JSON polls on edges with ANTEROOM_METRICS=off, in the same turns,
+//   two processes a side: the edges that count (the default) within 2% of those that do not.
 // The polls' Redis commands are counted here and read by measurement 4 (redis-calls.ts).
 import { roomKeys } from '../../src/adapters/redis/keys.js'
 import { ACCEPT_HTML, ACCEPT_JSON, type EdgeBench, expectQueued, get, openRoom, startEdge, startServer } from '../edge.js'
@@ -26,6 +28,8 @@ import { MONITOR_SAMPLE } from './redis-calls.js'
 
 const TARGET = { op: '>=', value: 0.5 } as const
 const HTML_TARGET = { op: '>=', value: 0.9 } as const
+/** The poll with metrics on against the same poll with them off: the counting costs at most 2%. */
+const METRICS_TARGET = { op: '>=', value: 0.98 } as const
 /** Visitors in line, each polling with their own cookie. */
 const VISITORS = 20_000
 
@@ -48,6 +52,8 @@ export async function measureQueuedPoll(b: EdgeBench): Promise<QueuedPoll> {
   // A second process of each, taking every other turn (Target.alternate in bench/lib.ts).
   const hello2 = await startServer(b, 'hello (second process)', 'bench/hello.ts')
   const edge2 = await startEdge(b, 'edge (queue rooms, second process)', [QUEUE_ROOM])
+  const quiet = await startEdge(b, 'edge, metrics off', [QUEUE_ROOM], { ANTEROOM_METRICS: 'off' })
+  const quiet2 = await startEdge(b, 'edge, metrics off (second process)', [QUEUE_ROOM], { ANTEROOM_METRICS: 'off' })
   try {
     await holdTheSlot(b.redis, QUEUE_ROOM.id)
     await openRoom(`${edge.url}/`)
@@ -85,10 +91,21 @@ export async function measureQueuedPoll(b: EdgeBench): Promise<QueuedPoll> {
       { name: 'edge poll (HTML page)', url: `${edge.url}/`, headers: { accept: ACCEPT_HTML }, cookies, pids },
       edge2,
     )
-    const m = await compare([helloTarget, pollTarget, pollHtml], { redis: b.redis })
+    const pollQuiet = onTwoProcesses(
+      {
+        name: 'edge poll (JSON, metrics off)',
+        url: `${quiet.url}/`,
+        headers: { accept: ACCEPT_JSON },
+        cookies,
+        pids: { edge: quiet.pid, redis: b.redisServer.pid },
+      },
+      quiet2,
+    )
+    const m = await compare([helloTarget, pollTarget, pollHtml, pollQuiet], { redis: b.redis })
     const helloAgg = m.get(helloTarget.name) as Aggregate
     const pollAgg = m.get(pollTarget.name) as Aggregate
     const htmlAgg = m.get(pollHtml.name) as Aggregate
+    const quietAgg = m.get(pollQuiet.name) as Aggregate
     if ((await inLine()) !== inLineAfterJoin) warnings.push('the line changed size during the poll measurement')
 
     log('MONITOR sample: sequential polls')
@@ -109,14 +126,39 @@ export async function measureQueuedPoll(b: EdgeBench): Promise<QueuedPoll> {
           value: htmlAgg,
           baseline: pollAgg,
         }),
+        ratioRow(
+          'poll_metrics_off_vs_hello',
+          '1. queued poll, JSON, metrics off (info)',
+          quietAgg.rps,
+          helloAgg.rps,
+          'hello',
+          fmtRps,
+          'info',
+          {
+            value: quietAgg,
+            baseline: helloAgg,
+          },
+        ),
+        ratioRow(
+          'poll_metrics_on_vs_off',
+          '1. queued poll, JSON: metrics on (the default) vs off',
+          pollAgg.rps,
+          quietAgg.rps,
+          'metrics off',
+          fmtRps,
+          METRICS_TARGET,
+          { value: pollAgg, baseline: quietAgg },
+        ),
       ],
-      runs: [helloAgg, pollAgg, htmlAgg],
+      runs: [helloAgg, pollAgg, htmlAgg, quietAgg],
       poll: pollAgg,
       monitor,
       joinPass: { responses: join.responses, seconds: join.seconds, statuses: join.statuses },
       warnings,
     }
   } finally {
+    await quiet2.stop()
+    await quiet.stop()
     await edge2.stop()
     await edge.stop()
     await hello2.stop()

@@ -35,6 +35,8 @@ export interface Config {
   simReportPath: string
   /** How often each edge samples every room for the admin chart, seconds; 0 turns it off. */
   historySampleSeconds: number
+  /** How often each edge records every room's minute for the analytics, seconds: whole minutes (60 by default); 0 turns it off. */
+  analyticsSampleSeconds: number
   /** The largest request body the edge passes to the origin, bytes; larger ones get 413. */
   maxBodyBytes: number
   /** Admin API and UI credentials: name and bearer token. Empty: `npm start` makes one. */
@@ -43,6 +45,8 @@ export interface Config {
   metrics: boolean
   /** A bearer token that may read the metrics (besides the admin tokens); unset: admin tokens only. */
   metricsToken: string | undefined
+  /** One visit in this many is timed for the latency histograms (every visit is counted). */
+  metricsTimeEvery: number
   /** Log lines under this level are dropped. */
   logLevel: LogLevel
   /** A request header whose value is the request's id in log lines (a trusted proxy's); unset: ids are made. */
@@ -131,6 +135,15 @@ function sampleSeconds(value: unknown): number {
   return n
 }
 
+/** The analytics keep one sample a minute: the sampler runs at minute starts, every minute or every few. */
+function analyticsSeconds(value: unknown): number {
+  if (value === undefined || value === '') return 60
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 0 || n > 3600 || n % 60 !== 0)
+    bad('ANTEROOM_ANALYTICS_SAMPLE_SECONDS', 'must be 0 (off) or a whole number of minutes in seconds, from 60 to 3600')
+  return n
+}
+
 export function loadConfig(env: Record<string, string | undefined>): Config {
   let file: Record<string, unknown> = {}
   if (env.ANTEROOM_CONFIG) {
@@ -198,6 +211,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const metricsToken = pick('ANTEROOM_METRICS_TOKEN', 'metricsToken')
   if (metricsToken !== undefined && (typeof metricsToken !== 'string' || metricsToken.length < 24))
     bad('ANTEROOM_METRICS_TOKEN', 'must be at least 24 characters')
+  const timeEveryInput = pick('ANTEROOM_METRICS_TIME_EVERY', 'metricsTimeEvery')
+  const timeEvery = timeEveryInput === undefined || timeEveryInput === '' ? 16 : Number(timeEveryInput)
+  if (!Number.isInteger(timeEvery) || timeEvery < 1 || timeEvery > 1024)
+    bad('ANTEROOM_METRICS_TIME_EVERY', 'must be a whole number from 1 (time every visit) to 1024')
   const logLevel = pick('ANTEROOM_LOG_LEVEL', 'logLevel') ?? 'info'
   if (!isLogLevel(logLevel)) bad('ANTEROOM_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`)
   const requestIdHeader = pick('ANTEROOM_REQUEST_ID_HEADER', 'requestIdHeader')
@@ -226,9 +243,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     adminUsers,
     simReportPath: pick('ANTEROOM_SIM_REPORT', 'simReportPath') ?? '.tmp/sim/last-report.html',
     historySampleSeconds: sampleSeconds(pick('ANTEROOM_HISTORY_SAMPLE_SECONDS', 'historySampleSeconds')),
+    analyticsSampleSeconds: analyticsSeconds(pick('ANTEROOM_ANALYTICS_SAMPLE_SECONDS', 'analyticsSampleSeconds')),
     maxBodyBytes: bodyBytes(pick('ANTEROOM_MAX_BODY_BYTES', 'maxBodyBytes')),
     metrics: metrics === 'on' || (metrics as unknown) === true,
     metricsToken,
+    metricsTimeEvery: timeEvery,
     logLevel,
     requestIdHeader: requestIdHeader?.toLowerCase(),
   })

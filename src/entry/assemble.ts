@@ -7,9 +7,10 @@ import { webCryptoDigest } from '../adapters/webcrypto/digest.js'
 import { webCryptoDigests } from '../adapters/webcrypto/digests.js'
 import type { Config } from '../config/index.js'
 import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../core/admission-token.js'
-import { type MetricRegistry, type MetricsExporter, textExporter } from '../core/metrics.js'
+import { type MetricRegistry, type MetricsExporter, QUEUE_WAIT_BUCKETS, textExporter } from '../core/metrics.js'
 import { PowChallenges } from '../core/pow.js'
 import { QueueTokens } from '../core/queue-token.js'
+import { AnalyticsSampler } from '../http/analytics.js'
 import { createEdgeApp, type EdgeDeps } from '../http/app.js'
 import { Draws } from '../http/draws.js'
 import { EdgeMeters } from '../http/metrics.js'
@@ -42,12 +43,14 @@ export interface AssembledEdge {
   app: ReturnType<typeof createEdgeApp>
   deps: EdgeDeps
   rooms: RoomDirectory
+  /** Records each room's minute for the analytics: with the reload, and from the runtime's timer or cron. */
+  analytics: AnalyticsSampler
 }
 
 export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
   const now = p.clock ? () => p.clock?.now() ?? Date.now() : Date.now
   // The metric cells the edge bumps as it serves (src/http/metrics.ts), unless metrics are off.
-  const meters = p.config.metrics ? new EdgeMeters() : undefined
+  const meters = p.config.metrics ? new EdgeMeters(p.config.metricsTimeEvery) : undefined
   // The rooms, watched once a second: ended sessions, the line, and a linked event's stock (the gate).
   const rooms = new RoomDirectory(p.settings, p.config.rooms, 1000, now, {
     queue: p.queue,
@@ -66,7 +69,20 @@ export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
     meters === undefined ? undefined : (room, reason) => meters.room(room).refused[reason].value++,
   )
   rooms.alsoOnReload(() => refusals.flush())
+  // Each room's minute for the analytics, with this edge's admissions by time in queue (its meters).
+  const analytics = new AnalyticsSampler({
+    store: p.analytics,
+    rooms,
+    bounds: QUEUE_WAIT_BUCKETS,
+    queueWait: (room) => meters?.room(room).queueWait,
+    now,
+    storeNow: () => p.clock?.now(),
+    everyMs: p.config.analyticsSampleSeconds * 1000,
+  })
   await rooms.start()
+  // From the second reload on: the first reads a linked event's stock alongside its tasks, and a sample
+  // taken then would find the stock unknown.
+  rooms.alsoOnReload(() => analytics.sample())
   const keys = await importSigningKeys(p.config.signingKeys ?? [await generateSigningJwk(`dev-${Date.now().toString(36)}`)])
   const admin = createAdminRoutes({
     auth: new AdminAuth(p.config.adminUsers, p.mac, p.adminSessions),
@@ -75,6 +91,7 @@ export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
     audit: p.audit,
     rooms,
     refusals,
+    analytics: p.analytics,
     assets: p.adminAssets,
     clock: p.clock,
     secure: (c) => p.config.secureCookies || p.scheme(c) === 'https',
@@ -111,5 +128,5 @@ export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
           },
     admin,
   }
-  return { app: createEdgeApp(deps), deps, rooms }
+  return { app: createEdgeApp(deps), deps, rooms, analytics }
 }

@@ -13,7 +13,7 @@ import { signAdmission } from './admission.js'
 import { queueCookieName, readCookie, serializeCookie } from './cookies.js'
 import type { EdgeContext } from './edge-context.js'
 import { admitNetwork, capsJoins } from './join-cap.js'
-import type { RoomMeter } from './metrics.js'
+import { type RoomMeter, secondsSince, ticks, UNTIMED } from './metrics.js'
 import { asksPow, powGate, powRefusal } from './pow.js'
 import type { Incoming } from './request.js'
 
@@ -37,9 +37,9 @@ export function visit(edge: EdgeContext, room: RoomSettings, req: Incoming, ende
   const stop = stockStop(room, edge.deps.rooms.stock(room.id), now)
   const asks = asksStore(room, now, stop, ticket === undefined)
   // The visitor's id is settled below, or by joinThenPoll for a newcomer who must pass its steps first.
-  const meter = edge.deps.meters?.room(room.id)
-  const started = meter === undefined ? 0 : performance.now()
-  const v: Visit = { edge, room, req, now, ticket, endedVisitor, stop, asks, visitor: '', meter, started, polledAt: started }
+  // Every visit is counted; one in ANTEROOM_METRICS_TIME_EVERY is timed too (a clock read allocates).
+  const started = edge.deps.meters?.room(room.id).timed() ? ticks() : UNTIMED
+  const v: Visit = { edge, room, req, now, ticket, endedVisitor, stop, asks, visitor: '', started }
   // A scheduled room (its draw), or a newcomer to a room with a proof of work or a cap on joins: those
   // steps wait first.
   if (isScheduled(room) || (asks && ticket === undefined && (asksPow(room) || capsJoins(room)))) return joinThenPoll(v, known)
@@ -64,10 +64,8 @@ interface Visit {
   stop: StockStop | undefined
   asks: boolean
   visitor: string
-  /** The room's metric cells (src/http/metrics.ts), unless metrics are off; and when the visit and its store call began (performance.now()). */
-  meter: RoomMeter | undefined
+  /** When the visit began, in the metrics' clock ticks (src/http/metrics.ts), if it is one of those timed; else UNTIMED. */
   started: number
-  polledAt: number
 }
 
 const NOT_ASKED: PollOutcome = { kind: 'not-asked' }
@@ -81,7 +79,8 @@ async function joinThenPoll(v: Visit, known: string | undefined): Promise<Answer
     const gate = await powGate(edge, room, req)
     if (gate.kind === 'refused') {
       edge.deps.refusals.note(room.id, 'pow')
-      if (v.meter !== undefined) v.meter.visits.challenge.value++
+      const meter = edge.deps.meters?.room(room.id)
+      if (meter !== undefined) meter.visits.challenge.value++
       if (gate.problem !== undefined) throw powRefusal(gate.problem, gate.status)
       return { kind: 'challenge', status: gate.status }
     }
@@ -98,7 +97,6 @@ async function joinThenPoll(v: Visit, known: string | undefined): Promise<Answer
     scheduled && ticket === undefined && schedulePhase(room, now) === 'prequeue'
       ? await edge.deps.draws.arrival(scheduled, visitor)
       : undefined
-  if (v.meter !== undefined) v.polledAt = performance.now()
   const outcome = asks
     ? await pollStore(v, draw).then(
         (result) => polledOutcome(v, result),
@@ -122,14 +120,15 @@ function verdictOf(v: Visit, outcome: PollOutcome): Verdict {
 /** The visit's answer, once the store has spoken (or was not asked). */
 function answer(v: Visit, outcome: PollOutcome): Answer | Promise<Answer> {
   const verdict = verdictOf(v, outcome)
-  if (v.meter !== undefined) meterVerdict(v.meter, v.room, v.started, verdict)
+  const meter = v.edge.deps.meters?.room(v.room.id)
+  if (meter !== undefined) meterVerdict(meter, v.room, v.started, verdict)
   return carryOut(v.edge, v.room, v.req, v.visitor, verdict)
 }
 
 /** Counts a visit by its verdict, and its time from its start to the verdict (an admission's signature not included). */
-function meterVerdict(meter: RoomMeter, room: RoomSettings, started: number, verdict: Verdict): void {
+export function meterVerdict(meter: RoomMeter, room: RoomSettings, started: number, verdict: Verdict): void {
   meter.visits[verdict.kind].value++
-  meter.pollSeconds.observe((performance.now() - started) / 1000)
+  if (started !== UNTIMED) meter.pollSeconds.observe(secondsSince(started))
   if (verdict.kind === 'admit') {
     // From arrival to admission. A drawn arrival lies before the opening by design (core/draw.ts), and
     // nobody got in before the opening: such a visitor's wait counts from it.
@@ -198,10 +197,10 @@ function pollStore(v: Visit, draw: number | undefined): Promise<PollResult> {
 
 function polledOutcome(v: Visit, result: PollResult): PollOutcome {
   v.edge.deps.rooms.noteLife(v.room.id, result.life)
-  const meter = v.meter
-  if (meter !== undefined) {
-    v.edge.deps.meters?.storeCall('poll', (performance.now() - v.polledAt) / 1000, true)
-    if (result.state !== 'ended') meter.recovering = result.state === 'recovering'
+  const meters = v.edge.deps.meters
+  if (meters !== undefined) {
+    if (v.started !== UNTIMED) meters.storeCall('poll', secondsSince(v.started), true)
+    if (result.state !== 'ended') meters.room(v.room.id).recovering = result.state === 'recovering'
   }
   return { kind: 'polled', result }
 }
@@ -209,7 +208,9 @@ function polledOutcome(v: Visit, result: PollResult): PollOutcome {
 /** A store that does not answer is an outcome too; anything else it throws is not. */
 function unavailable(v: Visit, err: unknown): PollOutcome {
   if (!isAnteroomError(err, 'ERR_STORE_UNAVAILABLE')) throw err
-  if (v.meter !== undefined) v.edge.deps.meters?.storeCall('poll', (performance.now() - v.polledAt) / 1000, false)
+  const meters = v.edge.deps.meters
+  // A failure is counted whether or not the visit was timed; its time only if it was.
+  if (meters !== undefined) meters.storeCall('poll', v.started === UNTIMED ? undefined : secondsSince(v.started), false)
   v.edge.deps.rooms.noteStoreFailure()
   v.edge.log('store_unavailable', { room: v.room.id, policy: v.room.onStoreError, requestId: v.edge.requestId(v.req.context) })
   return { kind: 'unavailable' }

@@ -64,7 +64,7 @@ export function edgeOperationsContract(runtime: EdgeRuntime): void {
       rooms,
       originUrl: origin.url,
       adminTokens: `ops:${ADMIN_TOKEN}`,
-      env: { ANTEROOM_METRICS_TOKEN: METRICS_TOKEN },
+      env: { ANTEROOM_METRICS_TOKEN: METRICS_TOKEN, ANTEROOM_METRICS_TIME_EVERY: '1' },
       ...o,
     })
     edges.push(edge)
@@ -111,7 +111,12 @@ export function edgeOperationsContract(runtime: EdgeRuntime): void {
       await second.status(app, 'sale')
       await settled()
 
-      for (const headers of [{}, { authorization: 'Bearer not-the-token-0123456789abc' }, { cookie: first.cookieHeader() }]) {
+      const attempts: Record<string, string>[] = [
+        {},
+        { authorization: 'Bearer not-the-token-0123456789abc' },
+        { cookie: first.cookieHeader() },
+      ]
+      for (const headers of attempts) {
         const refused = await app.request('http://shop.test/_anteroom/metrics', { headers })
         expect(refused.status).toBe(401)
         expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('ERR_UNAUTHORIZED')
