@@ -7,7 +7,10 @@
 // allows origin commands): they are done, and their slot goes to the next in line at once.
 import { type Context, Hono } from 'hono'
 import { AnteroomError, errorSpec, isAnteroomError } from '../core/errors.js'
+import type { MetricsExporter } from '../core/metrics.js'
 import { errorBody, renderError } from '../http/errors.js'
+import { bearerIn } from '../http/metrics.js'
+import { requestIdOf } from '../http/request-id.js'
 import type { GateClaim } from '../ports/claim-gate.js'
 import type { PaymentProvider } from '../ports/payments.js'
 import type { EventInfo, Hold, Payment, SeatStore, StoredAnswer } from '../ports/seat-store.js'
@@ -15,6 +18,7 @@ import { originApiDocument } from './api-description.js'
 import { type BodyEnv, jsonBodies } from './body.js'
 import { type Claim, HOLD_ID, heldBody, holdAmount, IDEMPOTENCY_KEY, readClaim, releasedBody, shortItems, unknownItems } from './claims.js'
 import { ITEM_UNIT, itemUnit, type OriginGate, SEAT_UNIT } from './gate.js'
+import type { ConfirmOutcome, HoldOutcome, OriginMeters } from './metrics.js'
 import { demoPage } from './page.js'
 import type { Reconciler } from './reconciler.js'
 import {
@@ -46,6 +50,12 @@ export interface OriginDeps {
   /** Send Anteroom-Command: end-session with a confirmed purchase (and its replays); default false. */
   endSessionOnPurchase?: boolean
   log?: (event: string, fields: Record<string, unknown>) => void
+  /** The request's id in log lines (src/http/request-id.ts); made per request when unset. */
+  requestId?: (c: Context) => string
+  /** Counts holds and confirms (./metrics.ts); unset: metrics are off. */
+  meters?: OriginMeters
+  /** Serves GET /metrics: the exporter and the bearer tokens that may read it. */
+  metrics?: { exporter: MetricsExporter; tokens: readonly string[] }
 }
 
 type Env = { Variables: { admission: Admission } & BodyEnv['Variables'] }
@@ -67,6 +77,25 @@ async function settles(p: Promise<unknown>, deadline: number): Promise<boolean> 
   }
 }
 
+/** A hold's outcome (SeatStore.hold) as the metrics name it. */
+const HOLD_OUTCOMES = {
+  held: 'held',
+  taken: 'taken',
+  limit: 'limit',
+  'unknown-seats': 'unknown_seats',
+  short: 'short',
+  'unknown-items': 'unknown_items',
+} as const satisfies Record<Awaited<ReturnType<SeatStore['hold']>>['kind'], HoldOutcome>
+
+/** How a checkout ended, from its stored answer. */
+function confirmOutcome(ended: StoredAnswer): ConfirmOutcome {
+  if (ended.status === 200) return 'booked'
+  const body = ended.body as { refunded?: unknown; error?: { code?: unknown } }
+  if (body.error?.code === 'ERR_PAYMENT_DECLINED') return 'declined'
+  if (body.error?.code === 'ERR_HOLD_LOST') return body.refunded === true ? 'refunded' : 'hold_lost'
+  return 'error'
+}
+
 /** A checkout's answer, stored with its payment so that a repeat of the Idempotency-Key replays it. */
 function failedCheckout(err: AnteroomError, more: Record<string, unknown>): StoredAnswer {
   return { status: errorSpec(err.code).status, body: { ...errorBody(err), ...more } }
@@ -76,8 +105,28 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
   const app = new Hono<Env>()
   const { seats: store, payments } = deps
   const repeatWaitMs = deps.repeatWaitMs ?? 10_000
+  const requestId = deps.requestId ?? ((c: Context) => requestIdOf(c, undefined))
   /** Every error of the origin, thrown or returned, is rendered here (src/http/errors.ts). */
-  const answer = (c: Context, err: unknown) => renderError(c, err, { json: true, log: (fields) => deps.log?.('origin_error', fields) })
+  const answer = (c: Context, err: unknown) =>
+    renderError(c, err, { json: true, log: (fields) => deps.log?.('origin_error', { ...fields, requestId: requestId(c) }) })
+  const meters = deps.meters
+
+  // Prometheus metrics, for a bearer metrics or admin token: registered before the admission check.
+  app.get('/metrics', async (c) => {
+    const metrics = deps.metrics
+    if (metrics === undefined) return answer(c, new AnteroomError('ERR_NOT_FOUND', 'Metrics are switched off (ANTEROOM_METRICS=off)'))
+    if (!bearerIn(c.req.header('authorization'), metrics.tokens)) {
+      c.header('www-authenticate', 'Bearer realm="anteroom-metrics"')
+      return answer(
+        c,
+        new AnteroomError(
+          'ERR_UNAUTHORIZED',
+          'Metrics need Authorization: Bearer with the metrics token (ANTEROOM_METRICS_TOKEN) or an admin token',
+        ),
+      )
+    }
+    return c.body(await metrics.exporter.text(), 200, { 'content-type': metrics.exporter.contentType, 'cache-control': 'no-store' })
+  })
 
   const gate = deps.gate
   const verify = admissionVerifier(deps.admission)
@@ -101,7 +150,10 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
     const asked = readClaim(c.get('body'), event)
     const id = crypto.randomUUID()
     const gated = await (gate as OriginGate).claim({ event: event.id, hold: id, ...asked, ttlMs: event.holdSeconds * 1000 })
-    if (gated.kind === 'gone') return gone409(c, gated, asked)
+    if (gated.kind === 'gone') {
+      meters?.hold(event.id, 'gate')
+      return gone409(c, gated, asked)
+    }
     const checked = await verify(token)
     if (!checked.ok) {
       if (gated.kind === 'pass') await gate?.release(event.id, id)
@@ -163,14 +215,17 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
     try {
       outcome = await store.hold({ event, holder: admission.sub, seats, items, id: gated })
     } catch (err) {
+      meters?.hold(event.id, 'error')
       if (gated !== undefined) await gate?.release(event.id, gated)
       throw err
     }
+    meters?.hold(event.id, HOLD_OUTCOMES[outcome.kind])
     if (outcome.kind !== 'held' && gated !== undefined) await gate?.release(event.id, gated)
     switch (outcome.kind) {
       case 'held':
         // Open admissions are the edge failing open (its store was down): worth knowing afterwards.
-        if (admission.open) deps.log?.('hold_open_admission', { event: event.id, hold: outcome.hold.id, seats: seats.length })
+        if (admission.open)
+          deps.log?.('hold_open_admission', { event: event.id, hold: outcome.hold.id, seats: seats.length, requestId: requestId(c) })
         return c.json(heldBody(outcome.hold), 201)
       case 'taken':
         return taken409(c, outcome.taken, outcome.nearest)
@@ -311,6 +366,7 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
     // A repeat of a checkout running in this process waits for it (then replays its answer, or resumes it).
     for (let first = running.get(key); first !== undefined; first = running.get(key)) {
       if (!(await settles(first, deadline))) {
+        meters?.confirm('in_progress')
         // Retry-After: 1 (the registry's).
         return answer(c, new AnteroomError('ERR_IN_PROGRESS', 'This checkout is still being processed; try again'))
       }
@@ -318,8 +374,11 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
     const attempt = checkout(key, hold, amountCents, deadline)
     running.set(key, attempt)
     try {
-      return replay(c, await attempt)
+      const ended = await attempt
+      meters?.confirm(confirmOutcome(ended))
+      return replay(c, ended)
     } catch (err) {
+      meters?.confirm('error')
       // A decline or a lost hold is a stored answer; this is anything else, the database away mostly.
       // The payment row may have been written (or its answer lost): the next repeat resumes it at once.
       abandoned.add(key)
