@@ -13,18 +13,22 @@ import { readCookie, serializeCookie } from '../src/http/cookies.js'
 import { renderError } from '../src/http/errors.js'
 import type { Refusals } from '../src/http/refusals.js'
 import type { RoomDirectory } from '../src/http/room-directory.js'
+import type { AnalyticsStore } from '../src/ports/analytics-store.js'
 import type { AuditLog } from '../src/ports/audit-log.js'
 import type { Clock } from '../src/ports/clock.js'
 import type { QueueStore } from '../src/ports/queue-store.js'
 import type { SettingsStore, VersionedRoom } from '../src/ports/settings-store.js'
 import { ADMIN_COOKIE, type AdminAuth } from './auth.js'
 import { AUDIT_KINDS, BULK_END_BODY, ETAG, SIGN_IN_BODY, VISITOR_ID } from './inputs.js'
+import { serveReport } from './report.js'
 import { accountKey, addressKey, describeWait, SignInThrottle } from './throttle.js'
 
 export interface AdminAssets {
   html: string
   js: string
   css: string
+  /** The report view (ui/report.js), a module app.js imports. */
+  reportJs: string
 }
 
 export interface AdminDeps {
@@ -35,6 +39,8 @@ export interface AdminDeps {
   rooms: RoomDirectory
   /** The refused-joins count, shown with the bot defences in the stats. */
   refusals: Refusals
+  /** Each room's minutes: the post-event report (report.ts). */
+  analytics: Pick<AnalyticsStore, 'minutes'>
   assets: AdminAssets
   clock?: Clock
   /** Whether the visitor came over TLS (cookies get Secure). */
@@ -45,6 +51,8 @@ export interface AdminDeps {
   clientIp?: (c: Context) => string | undefined
   /** Structured log lines (failed sign-ins); never given a token. */
   log?: (event: string, fields: Record<string, unknown>) => void
+  /** The request's id in log lines (src/http/request-id.ts). */
+  requestId?: (c: Context) => string
 }
 
 type Env = { Variables: { who: string; viaCookie: boolean } }
@@ -118,7 +126,9 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
   const throttle = new SignInThrottle(deps.auth.sessions)
   const address = (c: Context) => deps.clientIp?.(c) ?? 'unknown'
   /** Every error of the admin API, thrown or returned, is rendered here (src/http/errors.ts). */
-  const answer = (c: Context, err: unknown) => renderError(c, err, { json: true, log: (fields) => log('admin_error', fields) })
+  const requestId = (c: Context) => deps.requestId?.(c)
+  const answer = (c: Context, err: unknown) =>
+    renderError(c, err, { json: true, log: (fields) => log('admin_error', { ...fields, requestId: requestId(c) }) })
 
   /** 429 while a client address or account is locked; `lead` says why, when this attempt was checked. */
   function tooMany(lockedMs: number, lead = ''): AnteroomError {
@@ -131,7 +141,7 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
 
   /** Counts a failed credential check and logs it (the address, the account named, the counts; never the token). */
   async function failed(c: Context, via: 'login' | 'bearer', keys: string[], account: string | undefined) {
-    const fields = { via, client: address(c), account }
+    const fields = { via, client: address(c), account, requestId: requestId(c) }
     let result: Awaited<ReturnType<SignInThrottle['fail']>>
     try {
       result = await throttle.fail(keys, now())
@@ -158,6 +168,7 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
   // --- UI and sign-in: no credentials needed to load the page and sign in ---------------------
   app.get('/admin', (c) => c.html(deps.assets.html, 200, uiHeaders))
   app.get('/admin/app.js', (c) => c.body(deps.assets.js, 200, { ...uiHeaders, 'content-type': 'text/javascript; charset=utf-8' }))
+  app.get('/admin/report.js', (c) => c.body(deps.assets.reportJs, 200, { ...uiHeaders, 'content-type': 'text/javascript; charset=utf-8' }))
   app.get('/admin/style.css', (c) => c.body(deps.assets.css, 200, { ...uiHeaders, 'content-type': 'text/css; charset=utf-8' }))
 
   app.get('/admin/', (c) => c.redirect('/_anteroom/admin'))
@@ -454,6 +465,8 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
     const r = await room(c)
     return c.json({ room: r.settings.id, samples: await deps.queue.history(r.settings.id) })
   })
+
+  app.get('/api/rooms/:id/report', async (c) => serveReport(c, deps.analytics, (await room(c)).settings.id, now()))
 
   app.get('/api/report', async (c) => {
     const html = await deps.lastReport?.()

@@ -118,7 +118,7 @@ async function threeApps() {
     settings: failing,
     origin,
     mac: jsMac(config.queueSecret),
-    adminAssets: { html: '', js: '', css: '' },
+    adminAssets: { html: '', js: '', css: '', reportJs: '' },
     log,
     clientIp: () => '192.0.2.1',
     scheme: () => 'http',

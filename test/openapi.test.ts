@@ -342,6 +342,9 @@ async function checkAdminAnswers(base: string): Promise<void> {
   expect((await api('patch', '/_anteroom/api/rooms/{id}', { body: '{}' })).res.status).toBe(428)
   expect((await api('get', '/_anteroom/api/rooms/{id}/stats')).body).toMatchObject({ room: 'line', store: 'up' })
   await api('get', '/_anteroom/api/rooms/{id}/history')
+  expect((await api('get', '/_anteroom/api/rooms/{id}/report')).body).toMatchObject({ room: 'line' })
+  expect((await api('get', '/_anteroom/api/rooms/{id}/report', {}, '?format=csv')).res.status).toBe(200)
+  expect((await api('get', '/_anteroom/api/rooms/{id}/report', {}, '?from=soon')).body).toMatchObject({ error: { field: 'from' } })
   await api('post', '/_anteroom/api/rooms/{id}/pause')
   await api('post', '/_anteroom/api/rooms/{id}/resume')
   await api('post', '/_anteroom/api/rooms/{id}/sessions/{visitor}/end')
@@ -385,6 +388,7 @@ async function checkAdminAnswers(base: string): Promise<void> {
   })
   await edgeCheck.answer('get', '/_anteroom/admin', await fetch(`${base}/_anteroom/admin`))
   await edgeCheck.answer('get', '/_anteroom/admin/app.js', await fetch(`${base}/_anteroom/admin/app.js`))
+  await edgeCheck.answer('get', '/_anteroom/admin/report.js', await fetch(`${base}/_anteroom/admin/report.js`))
 }
 
 describe('real answers match their schemas', () => {

@@ -5,6 +5,8 @@ import type { AdminAssets } from '../admin/routes.js'
 // @ts-expect-error TS7016: bundled as text by wrangler.toml's [[rules]]; TypeScript takes any .js for a module
 import js from '../admin/ui/app.js'
 import html from '../admin/ui/index.html'
+// @ts-expect-error TS7016: bundled as text, as app.js
+import reportJs from '../admin/ui/report.js'
 import css from '../admin/ui/style.css'
 
-export const ADMIN_ASSETS: AdminAssets = { html, js, css }
+export const ADMIN_ASSETS: AdminAssets = { html, js, css, reportJs }

@@ -102,8 +102,9 @@ async function buildWorkerEdge(env: WorkerEnv, options: WorkerOptions): Promise<
   const sampleMs = config.historySampleSeconds * 1000
   let sampledAt = Number.NEGATIVE_INFINITY
   const sampleAll = async () => {
-    // The cron's run also sends refusals that an isolate counted and no request has sent since.
-    const flush = edge.deps.refusals.flush()
+    // The cron's run also sends refusals that an isolate counted and no request has sent since, and
+    // records the rooms' minutes for the analytics (the cron fires as a minute begins).
+    const flush = Promise.all([edge.deps.refusals.flush(), edge.analytics.sample()]).then(() => {})
     if (sampleMs === 0) return flush
     await Promise.all([flush, ...edge.rooms.rooms().map((r) => stores.queue.recordSample(r.id, options.clock?.now()).catch(() => {}))])
   }

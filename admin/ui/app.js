@@ -3,6 +3,8 @@
 // attributes; styles come from style.css classes (and CSSOM properties, which the CSP allows).
 // Sign-in holds an HttpOnly session cookie; every change sends the CSRF token from /api/session.
 
+import { createReportView } from './report.js'
+
 const BASE = '/_anteroom'
 const API = `${BASE}/api`
 const STATS_MS = 2000
@@ -46,6 +48,8 @@ const state = {
   audit: [],
   loop: 0,
   ticks: 0,
+  /** The room's view: 'live' (numbers, chart, settings) or 'report' (report.js). */
+  view: 'live',
 }
 
 // --- small helpers ----------------------------------------------------------------------------
@@ -425,6 +429,24 @@ async function selectRoom(id) {
   const r = await api('GET', `/rooms/${enc(id)}`)
   if (r.ok && state.roomId === id) loadSettings(r.data.settings, r.data.etag)
   await refreshStats()
+  if (state.view === 'report' && state.roomId === id) report.show(id)
+}
+
+// --- views: live, or the report -----------------------------------------------------------------
+
+/** The report view (report.js), drawn with this page's helpers; its range ends at the server's time. */
+const report = createReportView({ api, h, svg, fmt, clockTime, niceMax, serverNow: () => state.stats?.at ?? Date.now() })
+
+function showView(name) {
+  state.view = name
+  $('view-live').setAttribute('aria-selected', String(name === 'live'))
+  $('view-report').setAttribute('aria-selected', String(name === 'report'))
+  for (const part of document.querySelectorAll('#room > .stats, #room > .grid')) part.hidden = name !== 'live'
+  if (name === 'report') report.show(state.roomId)
+  else {
+    report.hide()
+    renderChart()
+  }
 }
 
 // --- live numbers and chart -------------------------------------------------------------------
@@ -1292,6 +1314,8 @@ function bind() {
   $('conflict-merge').addEventListener('click', () => resolveConflict(true))
   $('conflict-theirs').addEventListener('click', () => resolveConflict(false))
   $('stale-load').addEventListener('click', () => background(reviewStale()))
+  $('view-live').addEventListener('click', () => showView('live'))
+  $('view-report').addEventListener('click', () => showView('report'))
   // The fields come later, from the schema: one listener on the form serves them all.
   $('settings').addEventListener('input', (event) => {
     // A schedule's boxes are named "schedule.opensAt". Its rules tie the times together, so typing

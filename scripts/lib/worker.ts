@@ -71,7 +71,7 @@ export async function startWorker(o: WorkerOptions): Promise<WorkerInstance> {
   const mf = new Miniflare({
     scriptPath: o.script,
     modules: true,
-    modulesRules: [{ type: 'Text', include: ['**/*.lua', '**/*.html', '**/*.css', '**/*-app.js'] }],
+    modulesRules: [{ type: 'Text', include: ['**/*.lua', '**/*.html', '**/*.css', '**/*-app.js', '**/*-report.js'] }],
     compatibilityDate: WRANGLER.compatibilityDate,
     compatibilityFlags: WRANGLER.compatibilityFlags,
     bindings,

@@ -15,6 +15,7 @@ import { luaScripts } from '../adapters/redis/scripts.js'
 import { redisStores } from '../adapters/redis/stores.js'
 import { UndiciOrigin } from '../adapters/undici/origin.js'
 import type { Config } from '../config/index.js'
+import type { AnalyticsSampler } from '../http/analytics.js'
 import type { createEdgeApp, EdgeDeps } from '../http/app.js'
 import type { ClaimGate } from '../ports/claim-gate.js'
 import type { Clock } from '../ports/clock.js'
@@ -28,13 +29,15 @@ export interface Edge {
   redis: RedisClient | undefined
   /** The claim gate whose counts the edge reads (a room's `event`): the origin keeps it. */
   gate: ClaimGate
+  /** Records each room's minute for the analytics (at minute starts; tests call sample() as the timer does). */
+  analytics: AnalyticsSampler
   close(): Promise<void>
 }
 
 /** The admin UI's files, read once. */
 function adminAssets() {
   const read = (file: string) => readFileSync(new URL(`../../admin/ui/${file}`, import.meta.url), 'utf8')
-  return { html: read('index.html'), js: read('app.js'), css: read('style.css') }
+  return { html: read('index.html'), js: read('app.js'), css: read('style.css'), reportJs: read('report.js') }
 }
 
 /** The Node socket behind a request served by @hono/node-server. */
@@ -70,7 +73,7 @@ export async function buildEdge(
     stores = memoryStores(now, options.gate)
   }
   const origin = new UndiciOrigin({ url: options.originUrl })
-  const { app, deps, rooms } = await assembleEdge({
+  const { app, deps, rooms, analytics } = await assembleEdge({
     config,
     ...stores,
     origin,
@@ -99,14 +102,19 @@ export async function buildEdge(
         }, config.historySampleSeconds * 1000)
       : undefined
   sampler?.unref()
-  // An edge that goes quiet still sends the refusals it counted (the reload sends them while requests come).
-  const flusher = setInterval(() => void deps.refusals.flush(), 1000)
+  // An edge that goes quiet still sends the refusals it counted, and records its rooms' minutes for the
+  // analytics when one begins (the reload does both while requests come).
+  const flusher = setInterval(() => {
+    void deps.refusals.flush()
+    void analytics.sample()
+  }, 1000)
   flusher.unref()
   return {
     app,
     deps,
     redis,
     gate: stores.gate,
+    analytics,
     async close() {
       clearInterval(sampler)
       clearInterval(flusher)

@@ -11,6 +11,7 @@
 // every entry's route exists; it also checks real answers against the schemas given here.
 import { ADMIN_COOKIE } from '../../admin/auth.js'
 import { ACCOUNT_NAME, AUDIT_KINDS, BULK_END_BODY, ETAG, MAX_BULK, SIGN_IN_BODY, VISITOR_ID } from '../../admin/inputs.js'
+import { MS_TIME, REPORT_FORMATS } from '../../admin/report.js'
 import { type JsonSchema, jsonSchemaOf, patternOf } from '../core/body-schema.js'
 import {
   API_VERSION,
@@ -23,10 +24,11 @@ import {
   type RouteSpec,
   schemaRef,
 } from '../core/openapi.js'
-import { ROOM_ID, ROOM_MODES, SETTINGS_SCHEMA } from '../core/settings.js'
+import { ISO_TIME, ROOM_ID, ROOM_MODES, SETTINGS_SCHEMA } from '../core/settings.js'
 import { settingsJsonSchema } from '../core/settings-json-schema.js'
 import { STOCK_STATES } from '../core/stock.js'
 import { VISITOR_STATES } from '../core/visit.js'
+import { SAMPLED_STOCKS } from '../ports/analytics-store.js'
 import { REFUSAL_REASONS } from '../ports/defence-store.js'
 import { DRAW_PAGE_MAX } from './draws.js'
 import { QUEUE_ASSETS } from './pages.js'
@@ -148,6 +150,55 @@ const readiness = (ready: boolean): JsonSchema =>
 /** Refused joins, by reason (the bot defences). */
 const byReason = closed(Object.fromEntries(REFUSAL_REASONS.map((reason) => [reason, integer()])))
 
+/** A room's post-event report (core/report.ts Report): its percentiles, buckets and minutes. */
+const percentile: JsonSchema = {
+  anyOf: [{ type: 'null' }, closed({ le: { type: 'number' } }), closed({ gt: { type: 'number' } })],
+  description:
+    'Seconds: at most `le` (the upper bound of the bucket the percentile falls in), or more than `gt` (the last bucket); null when nobody was admitted.',
+}
+const waitBuckets: JsonSchema = {
+  type: 'array',
+  items: closed({ le: nullable('number', { description: 'The upper bound, seconds; null: no bound (+Inf).' }), count: integer() }),
+}
+const REPORT = closed({
+  room: roomId,
+  from: { type: 'number', description: 'The range, ms: the minutes that start in [from, to).' },
+  to: { type: 'number' },
+  minutesInRange: integer(),
+  minutesCovered: { ...integer(), description: 'Minutes of the range with a state sample.' },
+  admitted: integer(),
+  abandoned: integer(),
+  refused: byReason,
+  resets: { ...integer(), description: 'Samples whose running totals went down: the store lost the room and counted again from 0.' },
+  peakWaiting: nullable('object', {
+    required: ['waiting', 't'],
+    properties: { waiting: integer(), t: { type: 'number' } },
+    additionalProperties: false,
+  }),
+  soldOutAt: nullable('number', { description: 'The first minute (ms) whose sample saw the event sold out.' }),
+  timeInQueue: closed({ admissions: integer(), p50: percentile, p90: percentile, p99: percentile, buckets: waitBuckets }),
+  minutes: {
+    type: 'array',
+    description: 'A row a stored minute, oldest first: the room at its start, and what happened in the minute up to it.',
+    items: closed({
+      t: { type: 'number' },
+      waiting: nullable('integer'),
+      active: nullable('integer'),
+      stock: { enum: [...SAMPLED_STOCKS, null] },
+      admitted: nullable('integer'),
+      abandoned: nullable('integer'),
+      refused: { anyOf: [{ type: 'null' }, byReason] },
+      admissions: integer(),
+      queueWait: waitBuckets,
+    }),
+  },
+})
+const REPORT_TIME = (what: string): JsonSchema => ({
+  type: 'string',
+  anyOf: [{ pattern: patternOf(MS_TIME) }, { pattern: patternOf(ISO_TIME) }],
+  description: `${what}: ISO 8601 with a time zone, or ms since 1970.`,
+})
+
 const FILES = (type: string, what: string): RouteSpec['responses'] => ({ 200: { description: what, media: { type, schema: string } } })
 
 // --- the routes -------------------------------------------------------------------------------
@@ -173,6 +224,14 @@ const ADMIN_ROUTES: RouteSpec[] = [
     method: 'get',
     path: '/_anteroom/admin/app.js',
     summary: 'The admin UI’s script',
+    tag: 'admin UI',
+    security: 'none',
+    responses: FILES('text/javascript; charset=utf-8', 'The script.'),
+  },
+  {
+    method: 'get',
+    path: '/_anteroom/admin/report.js',
+    summary: 'The admin UI’s report view (a module the script imports)',
     tag: 'admin UI',
     security: 'none',
     responses: FILES('text/javascript; charset=utf-8', 'The script.'),
@@ -447,6 +506,35 @@ const ADMIN_ROUTES: RouteSpec[] = [
       },
     },
     errors: ['ERR_NOT_FOUND'],
+  },
+  {
+    method: 'get',
+    path: '/_anteroom/api/rooms/:id/report',
+    summary: 'The post-event report',
+    description:
+      'From the minutes the analytics keep (30 days): admitted, abandoned and refused joins, the peak of the line, the first sold-out minute, time in queue (p50, p90, p99 from bucket counts) and a row a minute. JSON, or CSV (the summary, an empty line, a line a minute) with format=csv or Accept: text/csv.',
+    tag: 'rooms',
+    security: 'admin',
+    parameters: [
+      ROOM_PARAM,
+      { name: 'from', in: 'query', description: 'The range’s start (a day before `to` by default).', schema: REPORT_TIME('A time') },
+      {
+        name: 'to',
+        in: 'query',
+        description: 'The range’s end, left out (now by default); at most 30 days after `from`.',
+        schema: REPORT_TIME('A time'),
+      },
+      { name: 'format', in: 'query', description: 'json (the default) or csv.', schema: { enum: [...REPORT_FORMATS] } },
+    ],
+    responses: {
+      200: {
+        description: 'The report.',
+        json: REPORT,
+        media: { type: 'text/csv; charset=utf-8', schema: string },
+        headers: { 'Content-Disposition': { description: 'With CSV: attachment; filename="anteroom-<room>-<from>.csv".' } },
+      },
+    },
+    errors: ['ERR_BAD_REQUEST', 'ERR_NOT_FOUND'],
   },
   {
     method: 'get',

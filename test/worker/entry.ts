@@ -1,8 +1,8 @@
-// The Worker as tests run it in workerd: the production createWorker with a manual clock, plus two
-// routes, one to move that clock and one that answers once the work requests left running after their
-// response (ctx.waitUntil: a settings reload) has finished; and the client address a test visitor
-// names (x-test-ip) put where Cloudflare puts the real one (cf-connecting-ip, which Cloudflare sets
-// and overwrites itself). Built only by the tests (test/support/worker.ts), never deployed.
+// The Worker as tests run it in workerd: the production createWorker with a manual clock (its fetch and
+// its cron), plus two routes, one to move that clock and one that answers once the work requests left
+// running after their response (ctx.waitUntil: a settings reload) has finished; and the client address
+// a test visitor names (x-test-ip) put where Cloudflare puts the real one (cf-connecting-ip, which
+// Cloudflare sets and overwrites itself). Built only by the tests (test/support/worker.ts), never deployed.
 
 import { createWorker } from '../../worker/edge.js'
 import type { WorkerEnv } from '../../worker/env.js'
@@ -45,5 +45,9 @@ export default {
     headers.delete('x-test-ip')
     headers.set('cf-connecting-ip', ip)
     return worker.fetch(new Request(request, { headers }), env, tracked(ctx))
+  },
+  /** The cron trigger, as production's: a test fires it with Miniflare (getWorker().scheduled()). */
+  async scheduled(controller: ScheduledController, env: WorkerEnv, ctx: ExecutionContext): Promise<void> {
+    return worker.scheduled(controller, env, tracked(ctx))
   },
 }
