@@ -92,6 +92,8 @@ describe('the analytics keys in Redis', () => {
     for (let minute = 0; minute < 60; minute++)
       await stores.analytics.record({ room, stock: 'all_held', queueWait: waits, now: DAY + minute * MINUTE_MS })
     const [key] = await client.keys(`${k.analytics}*`)
+    // Values this long (over hash-max-listpack-value) make the hour a hashtable: the bound includes that.
+    expect(await client.object('ENCODING', key as string)).toBe('hashtable')
     const bytes = (await client.memory('USAGE', key as string, 'SAMPLES', 0)) as number
     console.info(
       `analytics: at most ${bytes} bytes for an hour of one room (${((24 * bytes) / 1024).toFixed(1)} KiB a day, ${((24 * 30 * bytes) / 1024 / 1024).toFixed(2)} MiB for 30 days)`,
