@@ -195,6 +195,11 @@ describe('what the edge logs of origin commands', () => {
     await v.request(edge.app, `/${off.id}/done`)
     await v.request(edge.app, `/${on.id}/done`)
     const commands = logs.filter((l) => l.event.startsWith('origin_command'))
+    // Each line carries its request's id (made: the test sends no trusted header); one request's lines share it.
+    for (const l of commands) expect(l.fields.requestId).toMatch(/^[0-9a-f-]{36}$/)
+    expect(commands[0]?.fields.requestId).toBe(commands[1]?.fields.requestId)
+    expect(commands[2]?.fields.requestId).not.toBe(commands[0]?.fields.requestId)
+    for (const l of commands) delete l.fields.requestId
     expect(commands).toEqual([
       { event: 'origin_command_unknown', fields: { room: on.id, command: 'self-destruct' } },
       { event: 'origin_command_unknown', fields: { room: on.id, command: '(18 characters)' } },
