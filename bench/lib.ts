@@ -601,6 +601,58 @@ export async function compare(
   )
 }
 
+/** A paired comparison of two targets (paired below). */
+export interface Paired {
+  /** The median of the pairs' ratios (a's rate over b's, one pair of adjacent turns each), and their quartiles. */
+  median: number
+  quartiles: [number, number]
+  pairs: number
+  /** The servers' CPU per response over all the turns, µs: a's and b's. */
+  cpuUs: [number, number]
+}
+
+/**
+ * Two targets compared pair by pair: `pairs` pairs of adjacent turns of sliceSeconds (a b, then b a,
+ * so that neither always goes first), each pair giving one ratio of a's rate to b's; with alternates,
+ * the two processes of each side take every other pair. A throughput figure here moves by a tenth
+ * from one second to the next; two adjacent seconds move together, so the median of the pairs'
+ * ratios resolves a difference of a few percent that two segments of a few seconds do not.
+ */
+export async function paired(a: Target, b: Target, pairs: number, sliceSeconds = SETTINGS.sliceSeconds): Promise<Paired> {
+  const ratios: number[] = []
+  const cpu = [0, 0]
+  const responses = [0, 0]
+  const turn = async (t: Target, side: number, i: number) => {
+    const run = t.alternate !== undefined && i % 2 === 1 ? t.alternate : t
+    const server = Object.keys(run.pids ?? {})[0]
+    const pid = server === undefined ? {} : { [server]: (run.pids ?? {})[server] as number }
+    const before = cpuTimes(pid)
+    const seg = await runLoad(run, { seconds: sliceSeconds })
+    const after = cpuTimes(pid)
+    for (const [k, v] of after) cpu[side] = (cpu[side] as number) + v - (before.get(k) ?? 0)
+    responses[side] = (responses[side] as number) + seg.responses
+    return seg.responses / seg.seconds
+  }
+  log(`paired turns: ${a.name} against ${b.name} (${pairs} pairs of ${sliceSeconds} s turns)`)
+  for (let i = 0; i < pairs; i++) {
+    if (i % 2 === 0) {
+      const ra = await turn(a, 0, i)
+      ratios.push(ra / (await turn(b, 1, i)))
+    } else {
+      const rb = await turn(b, 1, i)
+      ratios.push((await turn(a, 0, i)) / rb)
+    }
+  }
+  const sorted = [...ratios].sort((x, y) => x - y)
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number
+  return {
+    median: at(0.5),
+    quartiles: [at(0.25), at(0.75)],
+    pairs,
+    cpuUs: [((cpu[0] as number) * 1e6) / (responses[0] as number), ((cpu[1] as number) * 1e6) / (responses[1] as number)],
+  }
+}
+
 /** One burst (runBurst) with the CPU of the target's processes over it. */
 export async function burst(target: Target, connections: number): Promise<Aggregate> {
   const cpuBefore = cpuTimes(target.pids ?? {})

@@ -116,7 +116,10 @@ export async function measureWorker(): Promise<Measured> {
     const joined = await runLoad(relayT, { amount: VISITORS })
     // The visitors with cookies, whose tokens put them ahead of the one who opened the room.
     const inLine = await redis.zcard(roomKeys(ROOM.id).line)
-    if (inLine !== VISITORS + 1 || joined.non2xx > 0) throw new Error(`worker join pass: ${inLine} in line, ${joined.non2xx} non-2xx`)
+    if (inLine !== VISITORS + 1 || joined.non2xx > 0)
+      throw new Error(
+        `worker join pass: ${inLine} in line, ${joined.non2xx} non-2xx, ${joined.errors} errors (${joined.responses} answered)`,
+      )
     const check = await fetch(`${perCall.url}/`, { headers: { accept: 'application/json', cookie: cookies[VISITORS - 1] as string } })
     const body = (await check.json()) as { state: string; position: number }
     if (body.state !== 'queued' || body.position !== VISITORS) throw new Error(`per-call Worker answered ${JSON.stringify(body)}`)
