@@ -49,3 +49,6 @@ export const BULK_END_BODY: ObjectNode = {
     },
   },
 }
+
+/** The file name of an admin UI module (admin/ui/<name>.js, AdminAssets.modules): lower-case words and dashes. */
+export const ADMIN_MODULE = /^[a-z][a-z0-9-]{0,63}\.js$/

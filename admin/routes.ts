@@ -19,16 +19,19 @@ import type { Clock } from '../src/ports/clock.js'
 import type { QueueStore } from '../src/ports/queue-store.js'
 import type { SettingsStore, VersionedRoom } from '../src/ports/settings-store.js'
 import { ADMIN_COOKIE, type AdminAuth } from './auth.js'
-import { AUDIT_KINDS, BULK_END_BODY, ETAG, SIGN_IN_BODY, VISITOR_ID } from './inputs.js'
+import { ADMIN_MODULE, AUDIT_KINDS, BULK_END_BODY, ETAG, SIGN_IN_BODY, VISITOR_ID } from './inputs.js'
 import { serveReport } from './report.js'
 import { accountKey, addressKey, describeWait, SignInThrottle } from './throttle.js'
 
 export interface AdminAssets {
   html: string
-  js: string
   css: string
-  /** The report view (ui/report.js), a module app.js imports. */
-  reportJs: string
+  /**
+   * The UI's ES modules by file name: app.js, and the views it imports (report.js, ...). Each is served
+   * at /_anteroom/admin/<name>; a new view is a file in admin/ui/ (and one import line in
+   * worker/bundled.ts, which the Worker needs to carry it).
+   */
+  modules: Readonly<Record<string, string>>
 }
 
 export interface AdminDeps {
@@ -167,9 +170,14 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
 
   // --- UI and sign-in: no credentials needed to load the page and sign in ---------------------
   app.get('/admin', (c) => c.html(deps.assets.html, 200, uiHeaders))
-  app.get('/admin/app.js', (c) => c.body(deps.assets.js, 200, { ...uiHeaders, 'content-type': 'text/javascript; charset=utf-8' }))
-  app.get('/admin/report.js', (c) => c.body(deps.assets.reportJs, 200, { ...uiHeaders, 'content-type': 'text/javascript; charset=utf-8' }))
   app.get('/admin/style.css', (c) => c.body(deps.assets.css, 200, { ...uiHeaders, 'content-type': 'text/css; charset=utf-8' }))
+  // Each ES module of the UI (AdminAssets.modules), after the fixed files above.
+  app.get('/admin/:module', (c) => {
+    const name = c.req.param('module')
+    const text = ADMIN_MODULE.test(name) && Object.hasOwn(deps.assets.modules, name) ? deps.assets.modules[name] : undefined
+    if (text === undefined) throw new AnteroomError('ERR_NOT_FOUND', 'No such admin UI file')
+    return c.body(text, 200, { ...uiHeaders, 'content-type': 'text/javascript; charset=utf-8' })
+  })
 
   app.get('/admin/', (c) => c.redirect('/_anteroom/admin'))
 

@@ -118,7 +118,7 @@ async function threeApps() {
     settings: failing,
     origin,
     mac: jsMac(config.queueSecret),
-    adminAssets: { html: '', js: '', css: '', reportJs: '' },
+    adminAssets: { html: '', css: '', modules: {} },
     log,
     clientIp: () => '192.0.2.1',
     scheme: () => 'http',

@@ -387,8 +387,9 @@ async function checkAdminAnswers(base: string): Promise<void> {
     error: { code: 'ERR_BAD_REQUEST', field: 'name' },
   })
   await edgeCheck.answer('get', '/_anteroom/admin', await fetch(`${base}/_anteroom/admin`))
-  await edgeCheck.answer('get', '/_anteroom/admin/app.js', await fetch(`${base}/_anteroom/admin/app.js`))
-  await edgeCheck.answer('get', '/_anteroom/admin/report.js', await fetch(`${base}/_anteroom/admin/report.js`))
+  await edgeCheck.answer('get', '/_anteroom/admin/{module}', await fetch(`${base}/_anteroom/admin/app.js`))
+  await edgeCheck.answer('get', '/_anteroom/admin/{module}', await fetch(`${base}/_anteroom/admin/report.js`))
+  await edgeCheck.answer('get', '/_anteroom/admin/{module}', await fetch(`${base}/_anteroom/admin/nothing.js`))
 }
 
 describe('real answers match their schemas', () => {

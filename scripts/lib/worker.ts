@@ -71,7 +71,9 @@ export async function startWorker(o: WorkerOptions): Promise<WorkerInstance> {
   const mf = new Miniflare({
     scriptPath: o.script,
     modules: true,
-    modulesRules: [{ type: 'Text', include: ['**/*.lua', '**/*.html', '**/*.css', '**/*-app.js', '**/*-report.js'] }],
+    // Text modules come out of wrangler named <content hash>-<file>: the admin UI's .js files among them
+    // (the bundle itself is the entry's name, without a dash: entry.js, index.js).
+    modulesRules: [{ type: 'Text', include: ['**/*.lua', '**/*.html', '**/*.css', '**/*-*.js'] }],
     compatibilityDate: WRANGLER.compatibilityDate,
     compatibilityFlags: WRANGLER.compatibilityFlags,
     bindings,

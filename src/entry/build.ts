@@ -1,9 +1,11 @@
 // Builds the edge's concrete parts from a Config: Redis or the embedded store, tokens, origin.
 // Entry points and tests call this; nothing else picks adapters.
 
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import type { Context } from 'hono'
+import { ADMIN_MODULE } from '../../admin/inputs.js'
+import type { AdminAssets } from '../../admin/routes.js'
 import { jsMac } from '../adapters/js/mac.js'
 import { memoryStores } from '../adapters/memory/stores.js'
 import { nodeDigest } from '../adapters/node/digest.js'
@@ -34,10 +36,16 @@ export interface Edge {
   close(): Promise<void>
 }
 
-/** The admin UI's files, read once. */
-function adminAssets() {
-  const read = (file: string) => readFileSync(new URL(`../../admin/ui/${file}`, import.meta.url), 'utf8')
-  return { html: read('index.html'), js: read('app.js'), css: read('style.css'), reportJs: read('report.js') }
+/** The admin UI's files, read once: the page, the style sheet, and every ES module in admin/ui/. */
+function adminAssets(): AdminAssets {
+  const dir = new URL('../../admin/ui/', import.meta.url)
+  const read = (file: string) => readFileSync(new URL(file, dir), 'utf8')
+  const modules = Object.fromEntries(
+    readdirSync(dir)
+      .filter((f) => ADMIN_MODULE.test(f))
+      .map((f) => [f, read(f)]),
+  )
+  return { html: read('index.html'), css: read('style.css'), modules }
 }
 
 /** The Node socket behind a request served by @hono/node-server. */

@@ -10,7 +10,7 @@
 // security's. test/openapi.test.ts fails until every route the app registers has its entry, and until
 // every entry's route exists; it also checks real answers against the schemas given here.
 import { ADMIN_COOKIE } from '../../admin/auth.js'
-import { ACCOUNT_NAME, AUDIT_KINDS, BULK_END_BODY, ETAG, MAX_BULK, SIGN_IN_BODY, VISITOR_ID } from '../../admin/inputs.js'
+import { ACCOUNT_NAME, ADMIN_MODULE, AUDIT_KINDS, BULK_END_BODY, ETAG, MAX_BULK, SIGN_IN_BODY, VISITOR_ID } from '../../admin/inputs.js'
 import { MS_TIME, REPORT_FORMATS } from '../../admin/report.js'
 import { type JsonSchema, jsonSchemaOf, patternOf } from '../core/body-schema.js'
 import {
@@ -222,19 +222,20 @@ const ADMIN_ROUTES: RouteSpec[] = [
   },
   {
     method: 'get',
-    path: '/_anteroom/admin/app.js',
-    summary: 'The admin UI’s script',
+    path: '/_anteroom/admin/:module',
+    summary: 'The admin UI’s ES modules: app.js, and the views it imports (report.js, ...)',
     tag: 'admin UI',
     security: 'none',
-    responses: FILES('text/javascript; charset=utf-8', 'The script.'),
-  },
-  {
-    method: 'get',
-    path: '/_anteroom/admin/report.js',
-    summary: 'The admin UI’s report view (a module the script imports)',
-    tag: 'admin UI',
-    security: 'none',
-    responses: FILES('text/javascript; charset=utf-8', 'The script.'),
+    parameters: [
+      {
+        name: 'module',
+        in: 'path',
+        description: 'The module’s file name in admin/ui/.',
+        schema: { type: 'string', pattern: patternOf(ADMIN_MODULE) },
+      },
+    ],
+    errors: ['ERR_NOT_FOUND'],
+    responses: FILES('text/javascript; charset=utf-8', 'The module.'),
   },
   {
     method: 'get',
