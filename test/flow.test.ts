@@ -4,6 +4,7 @@ import { serve } from '@hono/node-server'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { buildBooking } from '../src/entry/booking.js'
 import type { Edge } from '../src/entry/build.js'
+import { cookieFetch } from './support/cookie-fetch.js'
 import { testEdge } from './support/edge.js'
 import { freePort } from './support/redis-server.js'
 
@@ -35,22 +36,8 @@ afterAll(async () => {
   await booking.close()
 })
 
-/** fetch with a cookie jar, like a browser. */
-function browser() {
-  const jar = new Map<string, string>()
-  return async (path: string, init: RequestInit = {}) => {
-    const headers = new Headers(init.headers)
-    if (jar.size > 0) headers.set('cookie', [...jar].map(([k, v]) => `${k}=${v}`).join('; '))
-    const res = await fetch(`${edgeUrl}${path}`, { ...init, headers })
-    for (const line of res.headers.getSetCookie()) {
-      const [pair = ''] = line.split(';')
-      const eq = pair.indexOf('=')
-      if (/Max-Age=0/.test(line)) jar.delete(pair.slice(0, eq))
-      else jar.set(pair.slice(0, eq), pair.slice(eq + 1))
-    }
-    return res
-  }
-}
+/** fetch with a cookie jar, like a browser, at the edge. */
+const browser = () => cookieFetch(() => edgeUrl)
 
 describe('edge in front of the booking origin', () => {
   it('a visitor is admitted, sees the seat map, holds, pays, and the invariant holds', async () => {

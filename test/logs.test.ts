@@ -11,6 +11,7 @@ import { configSecrets, loadConfig } from '../src/config/index.js'
 import { generateSigningJwk } from '../src/core/admission-token.js'
 import { jsonLog, levelOf } from '../src/core/log.js'
 import { requestIdOf } from '../src/http/request-id.js'
+import { cookieFetch } from './support/cookie-fetch.js'
 import { freshDatabase } from './support/postgres-server.js'
 import { freePort, type RedisServer, startRedis } from './support/redis-server.js'
 
@@ -194,23 +195,13 @@ describe('a full test sale through the Node entry point', () => {
   }
 
   /** A browser: a cookie jar, and every cookie it is given noted as handed out. */
-  function browser() {
-    const jar = new Map<string, string>()
-    return async (path: string, init: RequestInit = {}) => {
-      const headers = new Headers(init.headers)
-      if (jar.size > 0) headers.set('cookie', [...jar].map(([k, v]) => `${k}=${v}`).join('; '))
-      const res = await fetch(`${edge}${path}`, { ...init, headers })
-      for (const line of res.headers.getSetCookie()) {
-        const [pair = ''] = line.split(';')
-        const eq = pair.indexOf('=')
-        const value = pair.slice(eq + 1)
+  const browser = () =>
+    cookieFetch(
+      () => edge,
+      (value) => {
         if (value.length >= 8) handedOut.add(value)
-        if (/Max-Age=0/.test(line)) jar.delete(pair.slice(0, eq))
-        else jar.set(pair.slice(0, eq), value)
-      }
-      return res
-    }
-  }
+      },
+    )
 
   it('logs what happened, as JSON lines with levels and request ids, and never a secret, token or cookie', async () => {
     await start()

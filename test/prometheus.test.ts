@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { textExporter } from '../src/core/metrics.js'
 import { buildBooking } from '../src/entry/booking.js'
 import type { Edge } from '../src/entry/build.js'
+import { cookieFetch } from './support/cookie-fetch.js'
 import { testEdge } from './support/edge.js'
 import { freshDatabase } from './support/postgres-server.js'
 import { freePort } from './support/redis-server.js'
@@ -122,22 +123,8 @@ async function until(q: string, ok: (v: number) => boolean): Promise<number> {
   throw new Error(`${q} never came right (last: ${last})`)
 }
 
-/** A browser's fetch with a cookie jar. */
-function browser() {
-  const jar = new Map<string, string>()
-  return async (path: string, init: RequestInit = {}) => {
-    const headers = new Headers(init.headers)
-    if (jar.size > 0) headers.set('cookie', [...jar].map(([k, v]) => `${k}=${v}`).join('; '))
-    const res = await fetch(`${edgeUrl}${path}`, { ...init, headers })
-    for (const line of res.headers.getSetCookie()) {
-      const [pair = ''] = line.split(';')
-      const eq = pair.indexOf('=')
-      if (/Max-Age=0/.test(line)) jar.delete(pair.slice(0, eq))
-      else jar.set(pair.slice(0, eq), pair.slice(eq + 1))
-    }
-    return res
-  }
-}
+/** A browser's fetch with a cookie jar, at the edge. */
+const browser = () => cookieFetch(() => edgeUrl)
 
 describe('a real Prometheus scraping the edge and the booking origin', () => {
   it('reads the sale: visits, the line, holds by outcome, statement latency; refuses a job without the token', async () => {
