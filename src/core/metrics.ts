@@ -27,7 +27,7 @@ export interface Family {
   collect(): Collected
 }
 
-/** The buckets (upper bounds, seconds) of the edge's poll and store-call latencies: 0.5 ms to 5 s. */
+/** The buckets (upper bounds, seconds) of latencies: the edge's polls and store calls, the origin's statements; 0.5 ms to 5 s. */
 export const LATENCY_BUCKETS: readonly number[] = Object.freeze([
   0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
 ])

@@ -1,7 +1,7 @@
 // The booking origin's Prometheus metrics: holds and confirms by outcome, PostgreSQL statement
 // latency (by SQL file), and what the claim gate and its reconciler counted. Declared once here,
 // written by prom-client on Node (src/adapters/prom/exporter.ts), as the edge's are (core/metrics.ts).
-import { type CounterCell, type HistogramCell, MetricRegistry } from '../core/metrics.js'
+import { type CounterCell, type HistogramCell, LATENCY_BUCKETS, MetricRegistry } from '../core/metrics.js'
 import type { OriginGate } from './gate.js'
 import type { Reconciler } from './reconciler.js'
 
@@ -11,8 +11,6 @@ export type HoldOutcome = 'held' | 'taken' | 'limit' | 'unknown_seats' | 'short'
 /** How a confirm ended: booked, declined, the hold lost (refunded, or never charged), still running elsewhere, or failed. */
 export type ConfirmOutcome = 'booked' | 'declined' | 'hold_lost' | 'refunded' | 'in_progress' | 'error'
 
-/** Statement latency buckets, seconds: 0.5 ms to 5 s. */
-const STATEMENT_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 
 export class OriginMeters {
   readonly registry = new MetricRegistry()
@@ -30,7 +28,7 @@ export class OriginMeters {
     'anteroom_origin_db_statement_duration_seconds',
     'PostgreSQL statements by SQL file (src/adapters/postgres/sql), seconds; failed ones too.',
     ['statement'],
-    STATEMENT_BUCKETS,
+    LATENCY_BUCKETS,
   )
   private readonly statementErrors = this.registry.counter(
     'anteroom_origin_db_statement_errors_total',
