@@ -11,7 +11,6 @@ export type HoldOutcome = 'held' | 'taken' | 'limit' | 'unknown_seats' | 'short'
 /** How a confirm ended: booked, declined, the hold lost (refunded, or never charged), still running elsewhere, or failed. */
 export type ConfirmOutcome = 'booked' | 'declined' | 'hold_lost' | 'refunded' | 'in_progress' | 'error'
 
-
 export class OriginMeters {
   readonly registry = new MetricRegistry()
   private readonly holds = this.registry.counter(
