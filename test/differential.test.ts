@@ -1,7 +1,8 @@
 // The admission rule exists twice: core/admission.ts (run by the embedded store) and poll-12.lua (run
 // by Redis). This drives the memory store and the Redis store, on a redis-server and on a Redis
-// Cluster, with the same long random sequences of joins, polls, silences, renewals, session ends (by
-// an admin or the origin), mode and settings changes and clock steps, and compares every answer.
+// Cluster, with the same long random sequences of joins, polls (some with a redeemed code's lane arrival),
+// silences, renewals, session ends (by an admin or the origin), mode and settings changes and clock
+// steps, and compares every answer.
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { MemoryQueueStore } from '../src/adapters/memory/queue-store.js'
@@ -78,13 +79,15 @@ async function runSequence(
       const tokenExpires = token?.expires
       // In a scheduled room the edge brings a joiner's drawn arrival (core/draw.ts); the store decides whether it counts.
       const draw = limits.opensAtMs === undefined ? undefined : limits.opensAtMs * 1000 - 2 ** 40 + r.int(2 ** 40)
-      op = `poll ${visitor} ${arrival ?? '-'} ${draw ?? '-'}`
+      // Now and then the visitor just redeemed an access code: its lane arrival (core/access.ts), earlier or later than a lane place held.
+      const lane = r.next() < 0.12 ? now * 1000 - 2 ** 48 + r.int(20_000_000) : undefined
+      op = `poll ${visitor} ${arrival ?? '-'} ${draw ?? '-'} ${lane ?? '-'}`
       const hint: { epoch?: number; active: number; outage?: number } = view.life
         ? { epoch: view.life.epoch, active: view.active }
         : { active: view.active }
       // Now and then the edge reports that it could not reach the store (an outage it answered busy).
       if (outage !== undefined) hint.outage = outage
-      const input = { room, visitor, arrival, tokenExpires, draw, limits, now, hint }
+      const input = { room, visitor, arrival, tokenExpires, draw, lane, limits, now, hint }
       run = (s) => s.poll(input)
     } else if (roll < 0.7) {
       const step = r.pick([1, 10, 250, 999, 1000, 1001, 3000, 4000, 4001, 9000])
@@ -166,6 +169,10 @@ async function runSequence(
     const st = (ra as { state?: string; drawRank?: number } | null)?.state
     if (st !== undefined) states.set(st, (states.get(st) ?? 0) + 1)
     if (((ra as { drawRank?: number } | null)?.drawRank ?? 0) > 0) states.set('drawn', (states.get('drawn') ?? 0) + 1)
+    // A place in a lane (an arrival years before now), in line or admitted.
+    const placed = ra as { state?: string; arrival?: number } | null
+    if (placed?.arrival !== undefined && placed.arrival > 0 && placed.arrival < now * 1000 - 2 ** 47)
+      states.set(`lane ${placed.state}`, (states.get(`lane ${placed.state}`) ?? 0) + 1)
     if (JSON.stringify(ra) !== JSON.stringify(rb)) {
       const tail = history
         .slice(-25)
@@ -217,7 +224,7 @@ describe.each([
   })
 
   it('went through every state, the pre-queue and the draw included', () => {
-    for (const state of ['queued', 'admitted', 'paused', 'ended', 'recovering', 'prequeue', 'drawn']) {
+    for (const state of ['queued', 'admitted', 'paused', 'ended', 'recovering', 'prequeue', 'drawn', 'lane queued', 'lane admitted']) {
       expect(states.get(state) ?? 0, state).toBeGreaterThan(0)
     }
   })

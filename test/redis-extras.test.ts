@@ -45,7 +45,7 @@ describe('Redis scripts', () => {
       gateRelease: 'e2bba874ecdc50aa6b2601d79c8fa333dd225563',
       gateSold: 'ebbf428d0d695787fc19ad54c1a47e1b782d3781',
       join: 'd1f1a2cfdbccd9c09ecdfcdef64dc6ee2d1d3d02',
-      poll: 'f3f5e2674d8a60c9202307a675915009ef3fb74c',
+      poll: '4ffa5e980630e486324ebddd9722276be8babb70',
       refusals: '60be2fbd3aa7d4bd639e7cdc2f8e4261344a9228',
       renew: 'cae8be5d5d1bac488fd9bdc4a96d7e53f34c28f4',
       sample: '7b1adff5a769e32f9f4b7a35e082e1b537d9ed00',

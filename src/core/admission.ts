@@ -211,6 +211,12 @@ export interface Poll {
    * they take if they join during the pre-queue. Not evidence of an earlier life.
    */
   draw?: number
+  /**
+   * The arrival (µs) an access code or invite link the visitor just redeemed gives them (core/access.ts):
+   * their place, if they hold none or a later one, unless an admission used their place up. Not
+   * evidence of an earlier life.
+   */
+  lane?: number
 }
 
 /** A poll's answer: also the store port's PollResult, so both stores answer in exactly this shape. */
@@ -260,7 +266,8 @@ export function expire(room: RoomState, now: number): void {
  *      granted while away (which uses their place up again), pass through, or take or keep their place
  *      (a token's arrival restores a forgotten place, never later than now unless it is a drawn one,
  *      unless an admission used that place up before the token was signed; in a scheduled room's
- *      pre-queue a joiner takes their drawn place, which the draw notes);
+ *      pre-queue a joiner takes their drawn place, which the draw notes; a redeemed code's lane
+ *      arrival replaces a later place, or none, unless an admission used the place up);
  *   2. visitors silent for abandonAfter leave: at most MAX_SWEEP due seen buckets are checked, each
  *      dropping all its stale visitors (not while the line is held after an outage: holdLine);
  *   3. in fifo mode, not recovering, not held and (if scheduled) open, the head of the line is admitted, grantBudget (at most
@@ -313,18 +320,21 @@ export function pollRoom(
     }
     let arrival = room.line.score(p.visitor)
     const known = arrival !== undefined
-    if (arrival === undefined) {
-      const usedUntil = room.used.score(p.visitor)
+    const usedUntil = !known || p.lane !== undefined ? room.used.score(p.visitor) : undefined
+    if (!known) {
       if (p.arrival !== undefined && (usedUntil === undefined || (p.tokenExpires ?? 0) > usedUntil)) {
         // A drawn place lies before the opening by design, maybe after now: it is kept as it is.
         arrival = scheduled && isDrawnArrival(p.arrival, opensAt) ? p.arrival : Math.min(p.arrival, nowUs)
       } else if (p.draw !== undefined && prequeue) arrival = p.draw
-      else {
+      else if (p.lane === undefined || usedUntil !== undefined) {
         arrival = Math.max(nowUs, room.lastArrival + 1)
         room.lastArrival = arrival
       }
     }
-    arrivals[i] = arrival
+    // A redeemed code's place (core/access.ts), when it is earlier than the one held and no admission used the place up.
+    const laneTaken = p.lane !== undefined && usedUntil === undefined && (arrival === undefined || p.lane < arrival)
+    if (laneTaken) arrival = p.lane as number
+    arrivals[i] = arrival as number
     if (limits.mode === 'passthrough') {
       room.line.remove(p.visitor)
       unseen(p.visitor)
@@ -334,9 +344,9 @@ export function pollRoom(
       expiries[i] = now + limits.sessionMs
       room.active.add(p.visitor, expiries[i] as number)
     } else {
-      if (!known) {
-        room.line.add(p.visitor, arrival)
-        if (scheduled && isDrawnArrival(arrival, opensAt)) room.drawn.add(p.visitor, arrival)
+      if (!known || laneTaken) {
+        room.line.add(p.visitor, arrival as number)
+        if (scheduled && isDrawnArrival(arrival as number, opensAt)) room.drawn.add(p.visitor, arrival as number)
       }
       const bucket = seenBucketOf(p.visitor)
       room.seen(bucket).set(p.visitor, now)

@@ -12,6 +12,8 @@ export interface PollInput {
   tokenExpires?: number
   /** A scheduled room: the visitor's drawn arrival (µs), the place they take if they join during the pre-queue. */
   draw?: number
+  /** The arrival (µs) an access code the visitor just redeemed gives (Poll.lane in core/admission.ts). */
+  lane?: number
   limits: AdmissionLimits
   /** Time in ms. Leave it out and the store uses its own authoritative clock (Redis TIME). */
   now?: number

@@ -414,6 +414,65 @@ export function queueStoreContract(name: string, makeHarness: () => Promise<Stor
       })
     })
 
+    it('a redeemed code puts the visitor before every public arrival, in the order of redemption, within the room’s cap and rate', async () => {
+      const { store } = await makeHarness()
+      const room = newRoom()
+      const paused = limits({ mode: 'paused' })
+      // A lane's arrivals lie years before now (core/access.ts: the redemption time less 2^48 µs).
+      const lane = (at: number) => at * 1000 - 2 ** 48
+      // The room's first poll brings a lane arrival: not evidence that the store forgot the room.
+      const first = await store.poll({ room, visitor: vid(0), lane: lane(T0), limits: paused, now: T0 })
+      expect(first).toMatchObject({ state: 'paused', position: 1, arrival: lane(T0) })
+      for (let i = 1; i <= 4; i++) await store.poll({ room, visitor: vid(i), limits: paused, now: T0 + i })
+      // A visitor already in line (vid 3) redeems a code: they move ahead of every public place.
+      expect(await store.poll({ room, visitor: vid(3), lane: lane(T0 + 10), limits: paused, now: T0 + 10 })).toMatchObject({
+        position: 2,
+        waiting: 5,
+        arrival: lane(T0 + 10),
+      })
+      // A later lane arrival never moves a place back.
+      expect(await store.poll({ room, visitor: vid(0), lane: lane(T0 + 20), limits: paused, now: T0 + 20 })).toMatchObject({
+        position: 1,
+        arrival: lane(T0),
+      })
+      // Admission at the room's rate (one a second here) takes the lane first, in its order, then the public line.
+      const l = limits({ totalActiveUsers: 3, newUsersPerMinute: 60 })
+      const order: number[] = []
+      for (let t = 1; t <= 6; t++) {
+        for (let i = 0; i <= 4; i++) {
+          if (order.includes(i)) continue
+          const r = await store.poll({ room, visitor: vid(i), limits: l, now: T0 + 1000 * t })
+          if (r.state === 'admitted') order.push(i)
+        }
+      }
+      expect(order).toEqual([0, 3, 1])
+      expect((await store.stats(room, T0 + 6000)).active).toBe(3)
+    })
+
+    it('a lane arrival is not taken once an admission used the place up, and comes back from the token after a loss', async () => {
+      const h = await makeHarness()
+      const room = newRoom()
+      const l = limits({ totalActiveUsers: 1, sessionMs: 10_000 })
+      const lane = T0 * 1000 - 2 ** 48
+      const admitted = await h.store.poll({ room, visitor: vid(0), lane, limits: l, now: T0 })
+      expect(admitted).toMatchObject({ state: 'admitted', arrival: lane })
+      // The same redemption replayed after the admission gives no place before the line.
+      await h.store.poll({ room, visitor: vid(1), limits: l, now: T0 + 1 })
+      const again = await h.store.poll({ room, visitor: vid(0), lane, limits: { ...l, mode: 'paused' }, now: T0 + 20_000 })
+      expect(again).toMatchObject({ state: 'paused', position: 2 })
+      // A lane place is restored from the queue token's arrival like any other, still before the public line.
+      const r2 = newRoom()
+      const paused = limits({ mode: 'paused' })
+      await h.store.poll({ room: r2, visitor: vid(5), limits: paused, now: T0 })
+      const placed = await h.store.poll({ room: r2, visitor: vid(6), lane, limits: paused, now: T0 + 5 })
+      await h.forget()
+      await h.store.poll({ room: r2, visitor: vid(5), arrival: T0 * 1000, limits: paused, now: T0 + 100 })
+      expect(await h.store.poll({ room: r2, visitor: vid(6), arrival: placed.arrival, limits: paused, now: T0 + 200 })).toMatchObject({
+        position: 1,
+        arrival: lane,
+      })
+    })
+
     it('a visitor whose session an admin ended gets no place until an admin lets them in again, then joins at the back', async () => {
       const { store } = await makeHarness()
       const room = newRoom()

@@ -91,7 +91,7 @@ export class MemoryQueueStore implements QueueStore {
     // Arrivals are in µs and unique per room, so two visitors never tie.
     const [answer] = pollRoom(
       this.room(input.room),
-      [{ visitor: input.visitor, arrival: input.arrival, tokenExpires: input.tokenExpires, draw: input.draw }],
+      [{ visitor: input.visitor, arrival: input.arrival, tokenExpires: input.tokenExpires, draw: input.draw, lane: input.lane }],
       input.limits,
       now,
       now * 1000,

@@ -46,6 +46,7 @@ interface PendingPoll {
   arrival: number | undefined
   tokenExpires: number | undefined
   draw: number | undefined
+  lane: number | undefined
   resolve(result: PollResult): void
   reject(err: unknown): void
 }
@@ -174,6 +175,7 @@ export class RedisQueueStore implements QueueStore {
         arrival: input.arrival,
         tokenExpires: input.tokenExpires,
         draw: input.draw,
+        lane: input.lane,
         resolve,
         reject,
       }),
@@ -210,7 +212,7 @@ export class RedisQueueStore implements QueueStore {
         continue
       }
       sent.push(p)
-      packed += `${p.visitor},${optionalDecimal(p.arrival)},${optionalDecimal(p.tokenExpires)},${optionalDecimal(p.draw)};`
+      packed += `${p.visitor},${optionalDecimal(p.arrival)},${optionalDecimal(p.tokenExpires)},${optionalDecimal(p.draw)},${optionalDecimal(p.lane)};`
     }
     if (sent.length === 0) return
     // After the PER_POLL numbers of each poll come the call's: waiting, admitted in the last minute,

@@ -36,14 +36,16 @@
 --           scheduled room prequeueAtMs and opensAtMs
 --   ARGV[3] what the polling edge knows, JSON: {"epoch": the life it saw or absent, "active": n,
 --           "seq": the most polls it saw in that life, "outage": when it last failed to reach the store}
---   ARGV[4] the polls, packed into one string (so that the edge writes one argument, not four per
---           visitor): "<visitor>,<arrival>,<expires>,<draw>;" per visitor, in order. The visitor id;
---           the arrival µs from a verified queue token or empty (it restores a place Redis forgot);
+--   ARGV[4] the polls, packed into one string (so that the edge writes one argument, not five per
+--           visitor): "<visitor>,<arrival>,<expires>,<draw>,<lane>;" per visitor, in order. The visitor
+--           id; the arrival µs from a verified queue token or empty (it restores a place Redis forgot);
 --           that token's expiry ms or empty (a token signed after the admission that used its place
 --           up restores it if that admission lapsed: Poll.tokenExpires in core/admission.ts); the
 --           visitor's drawn arrival µs or empty (a scheduled room: the place a joiner takes during
---           the pre-queue). Visitor ids are never empty and never hold "," or ";" (the edge checks,
---           and checks that the answer has 4 numbers for each poll it sent).
+--           the pre-queue); the arrival µs of an access code the visitor just redeemed or empty
+--           (core/access.ts: it replaces a later place, or none). Visitor ids are never empty and
+--           never hold "," or ";" (the edge checks, and checks that the answer has 4 numbers for each
+--           poll it sent).
 -- Output: one string of integers, each followed by ",": 4 per visitor, in input order: state
 --   (1 queued, 2 admitted, 3 paused, 4 ended, 5 recovering, 6 prequeue), arrival µs, position
 --   (queued) or session expiry ms (admitted) or 0, rank in the draw (0: none); then 6 for the call:
@@ -66,11 +68,12 @@ local abandonMs = limits.abandonAfterMs
 local sessionMs = limits.sessionMs
 local now, nowUs = clockNow(ARGV[1])
 local hint = cjson.decode(ARGV[3])
-local visitors, tokenArrivals, tokenExpiries, draws = {}, {}, {}, {}
+local visitors, tokenArrivals, tokenExpiries, draws, lanes = {}, {}, {}, {}, {}
 local count = 0
-for v, a, e, d in string.gmatch(ARGV[4], '([^,;]+),([^,;]*),([^,;]*),([^,;]*);') do
+for v, a, e, d, l in string.gmatch(ARGV[4], '([^,;]+),([^,;]*),([^,;]*),([^,;]*),([^,;]*);') do
   count = count + 1
   visitors[count], tokenArrivals[count], tokenExpiries[count], draws[count] = v, tonumber(a), tonumber(e), tonumber(d)
+  lanes[count] = tonumber(l)
 end
 -- A scheduled room: joiners take their drawn place during the pre-queue; nobody is admitted before the opening.
 local opensAt = limits.opensAtMs or 0
@@ -200,7 +203,7 @@ if count > 0 then
 end
 for i = 1, count do
   local visitor = visitors[i]
-  local tokenArrival, tokenExpires, draw = tokenArrivals[i], tokenExpiries[i], draws[i]
+  local tokenArrival, tokenExpires, draw, lane = tokenArrivals[i], tokenExpiries[i], draws[i], lanes[i]
   if anyEnded and redis.call('ZSCORE', ended, visitor) then
     endedFor[i] = true
     arrivals[i] = 0
@@ -216,18 +219,23 @@ for i = 1, count do
   else
     local arrival = placeOf[visitor]
     local known = arrival ~= nil
+    local usedUntil = nil
+    if not known or lane then usedUntil = tonumber(redis.call('ZSCORE', used, visitor)) end
     if not known then
-      local usedUntil = tonumber(redis.call('ZSCORE', used, visitor))
       if tokenArrival and (not usedUntil or (tokenExpires or 0) > usedUntil) then
         -- A drawn place lies before the opening by design, maybe after now: it is kept as it is.
         if scheduled and isDrawn(tokenArrival) then arrival = tokenArrival else arrival = math.min(tokenArrival, nowUs) end
       elseif draw and prequeue then
         arrival = draw
-      else
+      elseif not lane or usedUntil then
         arrival = math.max(nowUs, tonumber(redis.call('GET', last) or '0') + 1)
         redis.call('SET', last, arrival)
       end
     end
+    -- A redeemed code's place (core/access.ts), when it is earlier than the one held and no admission
+    -- used the place up.
+    local laneTaken = lane ~= nil and not usedUntil and (arrival == nil or lane < arrival)
+    if laneTaken then arrival = lane end
     arrivals[i] = arrival
     if mode == 'passthrough' then
       redis.call('ZREM', q, visitor)
@@ -238,7 +246,7 @@ for i = 1, count do
       admittedNow = admittedNow + 1
       admit(i)
     else
-      if not known then
+      if not known or laneTaken then
         redis.call('ZADD', q, arrival, visitor)
         placeOf[visitor] = arrival
         if scheduled and isDrawn(arrival) then
