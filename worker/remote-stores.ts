@@ -2,6 +2,7 @@
 // handed to a Dispatch, which runs it against real Redis stores somewhere that may hold a
 // connection: a StoreRelay Durable Object (store-relay.ts), or a client made for this call alone.
 import { AnteroomError, type ErrorCode } from '../src/core/errors.js'
+import type { AccessStore } from '../src/ports/access-store.js'
 import type { AdminSessions } from '../src/ports/admin-sessions.js'
 import type { AnalyticsStore } from '../src/ports/analytics-store.js'
 import type { AuditLog } from '../src/ports/audit-log.js'
@@ -33,6 +34,7 @@ export const REMOTE_METHODS = {
   defence: ['countJoin', 'addRefusals'],
   gate: ['claim', 'release', 'sold', 'reconcile', 'counts'],
   analytics: ['record', 'minutes'],
+  access: ['create', 'list', 'get', 'revoke', 'redeem'],
 } as const
 
 export type Port = keyof typeof REMOTE_METHODS
@@ -150,5 +152,13 @@ export function remoteStores(dispatch: Dispatch, options: RemoteOptions): Stores
     record: (input) => send(room(input.room), 'analytics', 'record', [input]),
     minutes: (id, from, to) => send(room(id), 'analytics', 'minutes', [id, from, to]),
   }
-  return { queue, settings, audit, adminSessions, defence, gate, analytics }
+  // A room's relay, as its other calls: a redemption (a code's first use at an edge), and the admin's.
+  const access: AccessStore = {
+    create: (id, grants) => send(room(id), 'access', 'create', [id, grants]),
+    list: (id, offset, limit) => send(room(id), 'access', 'list', [id, offset, limit]),
+    get: (id, grant) => send(room(id), 'access', 'get', [id, grant]),
+    revoke: (id, grant, at) => send(room(id), 'access', 'revoke', [id, grant, at]),
+    redeem: (input) => send(room(input.room), 'access', 'redeem', [input]),
+  }
+  return { queue, settings, audit, adminSessions, defence, gate, analytics, access }
 }

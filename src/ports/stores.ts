@@ -1,6 +1,7 @@
 // The stores an edge works with, as one bundle: built together on one Redis client (or in one
 // process's memory), handed to assembleEdge together. The claim gate rides along: the origin writes
 // it, the edge only reads its counts.
+import type { AccessStore } from './access-store.js'
 import type { AdminSessions } from './admin-sessions.js'
 import type { AnalyticsStore } from './analytics-store.js'
 import type { AuditLog } from './audit-log.js'
@@ -19,4 +20,6 @@ export interface Stores {
   gate: ClaimGate
   /** Each room's minutes, kept 30 days for the post-event report. */
   analytics: AnalyticsStore
+  /** Each room's access codes and invite links, and their uses. */
+  access: AccessStore
 }

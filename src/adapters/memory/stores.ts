@@ -2,6 +2,7 @@
 // `gate`: a claim gate to share with the booking origin in this process (npm start); else a new one.
 import type { ClaimGate } from '../../ports/claim-gate.js'
 import type { Stores } from '../../ports/stores.js'
+import { MemoryAccessStore } from './access-store.js'
 import { MemoryAdminSessions } from './admin-sessions.js'
 import { MemoryAnalyticsStore } from './analytics-store.js'
 import { MemoryAuditLog } from './audit-log.js'
@@ -22,5 +23,6 @@ export function memoryStores(now: () => number = Date.now, gate?: ClaimGate): St
     gate: gate ?? new MemoryClaimGate(now),
     // A minute's sample reads the line, the sessions and the totals from the two stores above.
     analytics: new MemoryAnalyticsStore((room, at) => ({ ...queue.minuteCounts(room, at), refused: defence.refusedTotals(room) }), now),
+    access: new MemoryAccessStore(now),
   }
 }

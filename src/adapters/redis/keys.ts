@@ -30,6 +30,26 @@ export function roomKeys(room: string) {
 // The seen buckets of a room, `${seenPrefix}${seenBucketOf(visitor)}`: the rule's (core/admission.ts).
 export { SEEN_BUCKETS, seenBucketOf } from '../../core/admission.js'
 
+/**
+ * A room's access codes and invite links (access-store.ts, access-redeem-7.lua), under the room's hash
+ * tag: the grants' terms, uses and revocations, code digests, each visitor's redemptions, the lanes'
+ * last arrivals, the order of creation, and the prefix of the wrong tries' minute hashes.
+ */
+export function accessKeys(room: string) {
+  const p = `anteroom:{${room}}:acc:`
+  return {
+    grants: `${p}g`,
+    used: `${p}u`,
+    revoked: `${p}r`,
+    codes: `${p}c`,
+    redeemed: `${p}v`,
+    last: `${p}last`,
+    /** Prefix: `${failures}${minute}` = network → wrong codes in that minute. */
+    failures: `${p}f:`,
+    order: `${p}o`,
+  }
+}
+
 /** One hash of every room's settings, field = room id, value = {"rev": n, "settings": {...}}. */
 export const SETTINGS_KEY = 'anteroom:settings'
 

@@ -1,6 +1,7 @@
 // All stores on one Redis client. Node hands in the Lua read from disk, the Worker the bundled text.
 import type { Cluster, Redis } from 'ioredis'
 import type { Stores } from '../../ports/stores.js'
+import { RedisAccessStore } from './access-store.js'
 import { RedisAdminSessions } from './admin-sessions.js'
 import { RedisAnalyticsStore } from './analytics-store.js'
 import { RedisAuditLog } from './audit-log.js'
@@ -19,5 +20,6 @@ export function redisStores(redis: Redis | Cluster, scripts: Scripts): Stores {
     defence: new RedisDefenceStore(redis, scripts),
     gate: new RedisClaimGate(redis, scripts),
     analytics: new RedisAnalyticsStore(redis, scripts),
+    access: new RedisAccessStore(redis, scripts),
   }
 }
