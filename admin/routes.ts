@@ -8,6 +8,7 @@ import { safeEqual } from '../src/core/compare.js'
 import { AnteroomError, isAnteroomError } from '../src/core/errors.js'
 import { checkScheduleChange, parseRoomSettings, type RoomSettings, SETTINGS_SCHEMA } from '../src/core/settings.js'
 import { type StockView, stockState, stockStop } from '../src/core/stock.js'
+import type { AccessDeps } from '../src/http/access.js'
 import { edgeApiDocument } from '../src/http/api-description.js'
 import { readCookie, serializeCookie } from '../src/http/cookies.js'
 import { renderError } from '../src/http/errors.js'
@@ -18,6 +19,7 @@ import type { AuditLog } from '../src/ports/audit-log.js'
 import type { Clock } from '../src/ports/clock.js'
 import type { QueueStore } from '../src/ports/queue-store.js'
 import type { SettingsStore, VersionedRoom } from '../src/ports/settings-store.js'
+import { accessRoutes } from './access.js'
 import { ADMIN_COOKIE, type AdminAuth } from './auth.js'
 import { ADMIN_MODULE, AUDIT_KINDS, BULK_END_BODY, ETAG, SIGN_IN_BODY, VISITOR_ID } from './inputs.js'
 import { serveReport } from './report.js'
@@ -44,6 +46,8 @@ export interface AdminDeps {
   refusals: Refusals
   /** Each room's minutes: the post-event report (report.ts). */
   analytics: Pick<AnalyticsStore, 'minutes'>
+  /** Access codes and invite links (access.ts); unset, the API has no access routes. */
+  access?: AccessDeps
   assets: AdminAssets
   clock?: Clock
   /** Whether the visitor came over TLS (cookies get Secure). */
@@ -493,6 +497,18 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
       throw new AnteroomError('ERR_BAD_REQUEST', 'kind: must be "changes" or "actions"', { field: 'kind' })
     return c.json({ entries: await deps.audit.list(limit, { kind: kind as (typeof AUDIT_KINDS)[number] | undefined, now: now() }) })
   })
+
+  // Access codes and invite links of a room (access.ts).
+  if (deps.access !== undefined)
+    accessRoutes(app, {
+      access: deps.access,
+      settings: deps.settings,
+      queue: deps.queue,
+      audit: deps.audit,
+      now,
+      storeNow: () => deps.clock?.now(),
+      readJson: (c) => readJson(c),
+    })
 
   app.all('/api/*', () => {
     throw new AnteroomError('ERR_NOT_FOUND', 'No such admin endpoint')

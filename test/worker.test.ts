@@ -7,6 +7,7 @@ import { CLIENT_KEEP_ALIVE_MS } from '../sim/simulate.js'
 import { memoryStores } from '../src/adapters/memory/stores.js'
 import { generateSigningJwk } from '../src/core/admission-token.js'
 import { runCall } from '../worker/remote-stores.js'
+import { edgeAccessContract } from './contract/edge-access.js'
 import { edgeHttpContract } from './contract/edge-http.js'
 import { edgeOperationsContract } from './contract/edge-operations.js'
 import { TEST_SECRET } from './support/edge.js'
@@ -17,6 +18,7 @@ import { startWorker } from './support/worker.js'
 
 edgeHttpContract(workerRuntime(() => inject('redisUrl')))
 edgeOperationsContract(workerRuntime(() => inject('redisUrl')))
+edgeAccessContract(workerRuntime(() => inject('redisUrl')))
 
 describe('the relay call surface', () => {
   it('runs only the listed store methods; prototype names and other ports are refused as values, not thrown', async () => {

@@ -4,6 +4,7 @@
 // signed is known without verifying it: its first request (a moment after the admission, in a burst
 // of them) costs a lookup too. A token from another edge is verified once.
 import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK, type JWTPayload, jwtVerify, SignJWT } from 'jose'
+import { LANES, type Lane } from './access.js'
 import { AnteroomError } from './errors.js'
 
 export const ADMISSION_ALG = 'ES256'
@@ -19,6 +20,11 @@ export interface AdmissionClaims {
   /** Issued at and expiry, seconds (JWT convention). */
   iat: number
   exp: number
+  /**
+   * The lane of an access code or invite link the visitor came by (core/access.ts): priority (before the
+   * public line) or separate (a lane with its own cap and rate, whose line holds the session).
+   */
+  lane?: Lane
   /**
    * Issued without the store, by a room whose onStoreError is "open": nobody checked this visitor's
    * place in line. Short-lived and never renewed; origins may apply their own policy to it.
@@ -99,9 +105,10 @@ export class AdmissionTokens {
   async sign(claims: Omit<AdmissionClaims, 'iat'>, nowMs: number): Promise<string> {
     const key = this.keys[0] as SigningKey
     const iat = Math.floor(nowMs / 1000)
-    const token = await new SignJWT(
-      claims.open ? { room: claims.room, arr: claims.arr, open: true } : { room: claims.room, arr: claims.arr },
-    )
+    const payload: Record<string, unknown> = { room: claims.room, arr: claims.arr }
+    if (claims.open) payload.open = true
+    if (claims.lane !== undefined) payload.lane = claims.lane
+    const token = await new SignJWT(payload)
       .setProtectedHeader({ alg: ADMISSION_ALG, kid: key.kid, typ: 'JWT' })
       .setIssuer(this.options.issuer)
       .setAudience(this.options.audience)
@@ -113,6 +120,7 @@ export class AdmissionTokens {
     // What verify() would read from it: this edge made it, from these claims, with its own key.
     const known: AdmissionClaims = { sub: claims.sub, jti: claims.jti, room: claims.room, arr: claims.arr, iat, exp: claims.exp }
     if (claims.open) known.open = true
+    if (claims.lane !== undefined) known.lane = claims.lane
     if (this.signed.size >= this.signedCacheSize) this.signed.delete(this.signed.keys().next().value as string)
     this.signed.set(token, known)
     return token
@@ -177,5 +185,6 @@ function toClaims(p: JWTPayload): AdmissionClaims | undefined {
   if (typeof p.arr !== 'number' || typeof p.exp !== 'number' || typeof p.iat !== 'number') return undefined
   const claims: AdmissionClaims = { sub: p.sub, jti: p.jti, room: p.room, arr: p.arr, iat: p.iat, exp: p.exp }
   if (p.open === true) claims.open = true
+  if (typeof p.lane === 'string' && (LANES as readonly string[]).includes(p.lane)) claims.lane = p.lane as Lane
   return claims
 }

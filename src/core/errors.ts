@@ -93,6 +93,37 @@ export const ERRORS = {
     visitor: 'Too many people from your network joined this line in the last minute. Please wait a moment and try again.',
     api: 'Too many new places for this client network this minute; try again after Retry-After',
   },
+  // Access codes and invite links (core/access.ts, src/http/access.ts): a refused one takes nobody's place away.
+  ERR_ACCESS_INVALID: {
+    status: 400,
+    title: 'Code not valid',
+    visitor: 'That access code or invite link is not valid. Check it and try again; your place in line, if you have one, is kept.',
+    api: 'The access code or invite link is not valid',
+  },
+  ERR_ACCESS_USED_UP: {
+    status: 409,
+    title: 'Code used up',
+    visitor: 'This access code or invite link has been used as many times as it may be. Your place in line, if you have one, is kept.',
+    api: 'The access code or invite link has no uses left',
+  },
+  ERR_ACCESS_EXPIRED: {
+    status: 410,
+    title: 'Code expired',
+    visitor: 'This access code or invite link has expired. Your place in line, if you have one, is kept.',
+    api: 'The access code or invite link has expired',
+  },
+  ERR_ACCESS_REVOKED: {
+    status: 410,
+    title: 'Code withdrawn',
+    visitor: 'This access code or invite link was withdrawn by the organisers. Your place in line, if you have one, is kept.',
+    api: 'The access code or invite link was revoked',
+  },
+  ERR_TOO_MANY_CODES: {
+    status: 429,
+    title: 'Too many wrong codes',
+    visitor: 'Too many wrong access codes came from your network in the last minute. Please wait a moment and try again.',
+    api: 'Too many wrong access codes from this client network this minute; try again after Retry-After',
+  },
   ERR_SETTINGS_INVALID: { status: 400, title: 'Bad request', visitor: 'These settings are not valid.', api: 'The settings are not valid' },
   // Proof of work at join (core/pow.ts): each answer refused carries a fresh challenge (error.challenge).
   ERR_POW_INVALID: {

@@ -28,6 +28,7 @@ export const EVENT_LEVELS: Readonly<Record<string, LogLevel>> = {
   origin_command_failed: 'warn',
   origin_command_unknown: 'warn',
   admin_signin_failed: 'warn',
+  access_throttled: 'warn',
   warning: 'warn',
   // What a sale does, one line each, for whoever follows it closely.
   admitted: 'debug',

@@ -18,6 +18,8 @@ export const STORE_ERROR_POLICIES = ['closed', 'open'] as const
 export type StoreErrorPolicy = (typeof STORE_ERROR_POLICIES)[number]
 export const ORIGIN_COMMANDS = ['off', 'end-session'] as const
 export type OriginCommands = (typeof ORIGIN_COMMANDS)[number]
+/** Whether a room takes access codes and invite links (core/access.ts). */
+export const ACCESS_CODE_MODES = ['off', 'on'] as const
 
 export const ROOM_ID = /^[a-z0-9][a-z0-9-]{0,31}$/
 
@@ -30,6 +32,7 @@ export const SETTING_GROUPS = {
   where: { legend: 'Where the room applies', columns: 2 },
   schedule: { legend: 'Scheduled sale', columns: 1 },
   defence: { legend: 'Bot defence', columns: 3 },
+  access: { legend: 'Access codes and lanes', columns: 3 },
 } as const
 export type SettingGroup = keyof typeof SETTING_GROUPS
 
@@ -310,6 +313,38 @@ export const ROOM_SETTINGS = {
     min: 16,
     max: 128,
     default: 56,
+  },
+  // Access codes and invite links (core/access.ts, src/http/access.ts): the edge reads these. A separate
+  // lane is a line of its own in the store, with these two as its limits; the rule sees them there.
+  accessCodes: {
+    type: 'choice',
+    label: 'Access codes',
+    help: 'Whether visitors may use an access code or an invite link (?code=) to join a lane; the queue page then offers a box for one.',
+    group: 'access',
+    values: ACCESS_CODE_MODES,
+    choices: {
+      off: { label: 'Off', help: 'The edge leaves ?code= to the origin' },
+      on: { label: 'On', help: 'Codes and invite links made in the Access view work' },
+    },
+    default: 'off',
+  },
+  laneActiveUsers: {
+    type: 'integer',
+    label: 'Separate lane: max active',
+    help: '0: no separate lane. Its code holders are admitted at these limits, apart from the public line',
+    group: 'access',
+    min: 0,
+    max: 10_000_000,
+    default: 0,
+  },
+  laneUsersPerMinute: {
+    type: 'integer',
+    label: 'Separate lane: admit per minute',
+    help: '',
+    group: 'access',
+    min: 1,
+    max: 6_000_000,
+    default: 60,
   },
 } as const satisfies Record<string, SettingSpec>
 

@@ -2,6 +2,7 @@
 // answer and the clock alone: a pure function, so the rule reads (and tests) without HTTP or tokens.
 // The edge (src/http/visit.ts) asks the store, calls decideVisit, and signs what the verdict says.
 import type { PollResult } from '../ports/queue-store.js'
+import type { Lane } from './access.js'
 import type { QueuedPoll, WaitEstimate } from './eta.js'
 import { nextPollMs } from './polling.js'
 import { type RoomSettings, schedulePhase } from './settings.js'
@@ -64,6 +65,8 @@ export interface VisitorStatus {
   ticket?: string
   /** After a scheduled room's draw, for a visitor who was in it: their draw value (hex) and rank (core/draw.ts). */
   draw?: { value: string; rank: number; check: string }
+  /** A visitor whose place is in a lane, from an access code or invite link (core/access.ts): which. */
+  lane?: Lane
 }
 
 /** A queued visitor's wait, from what their poll answered (core/eta.ts), or null if none can be estimated. */

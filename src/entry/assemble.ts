@@ -6,6 +6,7 @@ import { type AdminAssets, createAdminRoutes } from '../../admin/routes.js'
 import { webCryptoDigest } from '../adapters/webcrypto/digest.js'
 import { webCryptoDigests } from '../adapters/webcrypto/digests.js'
 import type { Config } from '../config/index.js'
+import { AccessTokens } from '../core/access.js'
 import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../core/admission-token.js'
 import { type MetricRegistry, type MetricsExporter, QUEUE_WAIT_BUCKETS, textExporter } from '../core/metrics.js'
 import { PowChallenges } from '../core/pow.js'
@@ -84,6 +85,8 @@ export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
   // taken then would find the stock unknown.
   rooms.alsoOnReload(() => analytics.sample())
   const keys = await importSigningKeys(p.config.signingKeys ?? [await generateSigningJwk(`dev-${Date.now().toString(36)}`)])
+  // Access codes' digests and invite links, under the queue secret (core/access.ts).
+  const access = { store: p.access, tokens: new AccessTokens(p.mac) }
   const admin = createAdminRoutes({
     auth: new AdminAuth(p.config.adminUsers, p.mac, p.adminSessions),
     settings: p.settings,
@@ -92,6 +95,7 @@ export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
     rooms,
     refusals,
     analytics: p.analytics,
+    access,
     assets: p.adminAssets,
     clock: p.clock,
     secure: (c) => p.config.secureCookies || p.scheme(c) === 'https',
@@ -110,6 +114,7 @@ export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
     draws: new Draws(p.mac, webCryptoDigests()),
     defence: p.defence,
     refusals,
+    access,
     clock: p.clock,
     secureCookies: p.config.secureCookies,
     maxBodyBytes: p.config.maxBodyBytes,

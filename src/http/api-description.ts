@@ -9,9 +9,12 @@
 // code uses: import its constant), body, responses and the error codes it may answer besides its
 // security's. test/openapi.test.ts fails until every route the app registers has its entry, and until
 // every entry's route exists; it also checks real answers against the schemas given here.
+
+import { ACCESS_CODES_BODY, ACCESS_LINK_BODY } from '../../admin/access.js'
 import { ADMIN_COOKIE } from '../../admin/auth.js'
 import { ACCOUNT_NAME, ADMIN_MODULE, AUDIT_KINDS, BULK_END_BODY, ETAG, MAX_BULK, SIGN_IN_BODY, VISITOR_ID } from '../../admin/inputs.js'
 import { MS_TIME, REPORT_FORMATS } from '../../admin/report.js'
+import { GRANT_ID, GRANT_KINDS, GRANT_STATES, LANES } from '../core/access.js'
 import { type JsonSchema, jsonSchemaOf, patternOf } from '../core/body-schema.js'
 import {
   API_VERSION,
@@ -93,8 +96,9 @@ const SCHEMAS = {
         schedule: { ...SCHEDULE_STATUS, description: 'A scheduled room: its times.' },
         ticket: { type: 'string', description: 'A scheduled room: the visitor’s ticket in the draw.' },
         draw: { ...closed({ value: string, rank: integer(1), check: string }), description: 'After the draw, for a visitor in it.' },
+        lane: { enum: [...LANES], description: 'A place in a lane, from an access code or invite link: which.' },
       },
-      ['schedule', 'ticket', 'draw'],
+      ['schedule', 'ticket', 'draw', 'lane'],
     ),
     description: 'A visitor’s state (src/core/visit.ts): the queue page’s numbers as JSON.',
   },
@@ -118,6 +122,30 @@ const SCHEMAS = {
     description: 'A linked room’s event stock as this edge last saw it; null for a room not linked to an event.',
   }),
 } satisfies Record<string, JsonSchema>
+
+/** A code or link as the admin API shows it (admin/access.ts grantView). */
+const GRANT = closed({
+  id: { type: 'string', pattern: patternOf(GRANT_ID) },
+  kind: { enum: [...GRANT_KINDS] },
+  lane: { enum: [...LANES] },
+  label: string,
+  maxUses: integer(1),
+  used: integer(),
+  remaining: integer(),
+  expiresAt: { type: 'number', description: 'ms.' },
+  createdAt: { type: 'number', description: 'ms.' },
+  createdBy: string,
+  revokedAt: nullable('number', { description: 'ms; null while not revoked.' }),
+  hint: { type: 'string', description: 'A code’s last four characters ("" for a link): codes are shown once, when made.' },
+  state: { enum: [...GRANT_STATES] },
+})
+const LINK = closed({ grant: GRANT, token: string, link: { type: 'string', description: 'The room’s first path with ?code=<token>.' } })
+const GRANT_PARAM: ParameterSpec = {
+  name: 'grant',
+  in: 'path',
+  description: 'The code’s or link’s id.',
+  schema: { type: 'string', pattern: patternOf(GRANT_ID) },
+}
 
 // --- parameters -------------------------------------------------------------------------------
 
@@ -585,6 +613,100 @@ const ADMIN_ROUTES: RouteSpec[] = [
   },
 ]
 
+/** Access codes and invite links (admin/access.ts). */
+const ACCESS_ROUTES: RouteSpec[] = [
+  {
+    method: 'get',
+    path: '/_anteroom/api/rooms/:id/access',
+    summary: 'A room’s access codes and invite links',
+    description: 'Newest first, with their uses; the separate lane’s limits and line. Codes themselves are never listed.',
+    tag: 'access',
+    security: 'admin',
+    parameters: [
+      ROOM_PARAM,
+      { name: 'offset', in: 'query', description: 'The first, 0-based.', schema: { type: 'integer', minimum: 0, default: 0 } },
+      {
+        name: 'limit',
+        in: 'query',
+        description: 'At most this many.',
+        schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+      },
+    ],
+    responses: {
+      200: {
+        description: 'The grants.',
+        json: closed({
+          room: roomId,
+          takesCodes: { type: 'boolean', description: 'The room’s accessCodes is on: codes and links work.' },
+          lane: closed({
+            activeUsers: integer(),
+            usersPerMinute: integer(1),
+            line: {
+              anyOf: [{ type: 'null' }, closed({ waiting: integer(), active: integer() })],
+              description: 'The separate lane’s line as the store has it; null without one (or while the store is away).',
+            },
+          }),
+          total: integer(),
+          offset: integer(),
+          grants: { type: 'array', items: GRANT },
+        }),
+      },
+    },
+    errors: ['ERR_NOT_FOUND', 'ERR_BAD_REQUEST'],
+  },
+  {
+    method: 'post',
+    path: '/_anteroom/api/rooms/:id/access/codes',
+    summary: 'Make access codes',
+    description: 'Each code has its own uses. The codes are in this answer only: the store keeps their MACs. Audited (access.create).',
+    tag: 'access',
+    security: 'admin',
+    parameters: [ROOM_PARAM],
+    body: { schema: jsonSchemaOf(ACCESS_CODES_BODY) },
+    responses: {
+      201: {
+        description: 'The grants, and the codes in the same order (XXXX-XXXX-XXXX-XXXX).',
+        json: closed({ grants: { type: 'array', items: GRANT }, codes: strings }),
+      },
+    },
+    errors: ['ERR_NOT_FOUND', 'ERR_BODY', 'ERR_BODY_TOO_LARGE', 'ERR_BAD_REQUEST'],
+  },
+  {
+    method: 'post',
+    path: '/_anteroom/api/rooms/:id/access/links',
+    summary: 'Make an invite link',
+    description: 'A token signed under the queue secret (its room, lane, uses and expiry), counted and revocable in the store. Audited.',
+    tag: 'access',
+    security: 'admin',
+    parameters: [ROOM_PARAM],
+    body: { schema: jsonSchemaOf(ACCESS_LINK_BODY) },
+    responses: { 201: { description: 'The link.', json: LINK } },
+    errors: ['ERR_NOT_FOUND', 'ERR_BODY', 'ERR_BODY_TOO_LARGE', 'ERR_BAD_REQUEST'],
+  },
+  {
+    method: 'get',
+    path: '/_anteroom/api/rooms/:id/access/:grant/link',
+    summary: 'An invite link again',
+    description: 'Signed again from its terms. A code is shown once only: 404 for one.',
+    tag: 'access',
+    security: 'admin',
+    parameters: [ROOM_PARAM, GRANT_PARAM],
+    responses: { 200: { description: 'The link.', json: LINK } },
+    errors: ['ERR_NOT_FOUND'],
+  },
+  {
+    method: 'post',
+    path: '/_anteroom/api/rooms/:id/access/:grant/revoke',
+    summary: 'Revoke a code or link',
+    description: 'No edge redeems it from now on; places it gave are kept. Audited (access.revoke).',
+    tag: 'access',
+    security: 'admin',
+    parameters: [ROOM_PARAM, GRANT_PARAM],
+    responses: { 200: { description: 'The grant, revoked.', json: closed({ grant: GRANT }) } },
+    errors: ['ERR_NOT_FOUND'],
+  },
+]
+
 const EDGE_OWN_ROUTES: RouteSpec[] = [
   {
     method: 'get',
@@ -672,6 +794,12 @@ const EDGE_OWN_ROUTES: RouteSpec[] = [
         description: 'A solved challenge, <challenge>.<nonce>, in a room with proof of work.',
         schema: string,
       },
+      {
+        name: 'code',
+        in: 'query',
+        description: 'An access code or an invite link’s token to redeem first, in a room that takes them (accessCodes on).',
+        schema: string,
+      },
     ],
     responses: {
       200: {
@@ -681,7 +809,19 @@ const EDGE_OWN_ROUTES: RouteSpec[] = [
       },
       503: { description: 'The store does not answer (state busy).', json: schemaRef('VisitorStatus') },
     },
-    errors: ['ERR_NOT_FOUND', 'ERR_BAD_REQUEST', 'ERR_POW_INVALID', 'ERR_POW_EXPIRED', 'ERR_POW_INSUFFICIENT', 'ERR_TOO_MANY_JOINS'],
+    errors: [
+      'ERR_NOT_FOUND',
+      'ERR_BAD_REQUEST',
+      'ERR_POW_INVALID',
+      'ERR_POW_EXPIRED',
+      'ERR_POW_INSUFFICIENT',
+      'ERR_TOO_MANY_JOINS',
+      'ERR_ACCESS_INVALID',
+      'ERR_ACCESS_USED_UP',
+      'ERR_ACCESS_EXPIRED',
+      'ERR_ACCESS_REVOKED',
+      'ERR_TOO_MANY_CODES',
+    ],
   },
   {
     method: 'get',
@@ -749,7 +889,7 @@ const EDGE_OWN_ROUTES: RouteSpec[] = [
 ]
 
 /** The edge's routes: its own, then the admin API's and UI's (admin/routes.ts, under /_anteroom). */
-export const EDGE_ROUTES: readonly RouteSpec[] = [...EDGE_OWN_ROUTES, ...ADMIN_ROUTES]
+export const EDGE_ROUTES: readonly RouteSpec[] = [...EDGE_OWN_ROUTES, ...ADMIN_ROUTES, ...ACCESS_ROUTES]
 
 const ADMIN_SECURITY = {
   requirements: [{ adminToken: [] }, { adminSession: [] }],
@@ -769,6 +909,7 @@ export const EDGE_API: ApiSpec = {
     { name: 'admin', description: 'Signing in, the audit log, this document.' },
     { name: 'rooms', description: 'Room settings and numbers.' },
     { name: 'sessions', description: 'Ending sessions and letting visitors back.' },
+    { name: 'access', description: 'Access codes and invite links: lanes before the public line or apart from it.' },
     { name: 'admin UI', description: 'The admin page and its files.' },
   ],
   securitySchemes: {
@@ -797,6 +938,7 @@ export const EDGE_API: ApiSpec = {
     ERR_STALE: { current: schemaRef('RoomSettings'), etag },
     ERR_TOO_MANY_ATTEMPTS: { retryAfterSeconds: integer(1) },
     ERR_TOO_MANY_JOINS: { retryAfterSeconds: integer(1) },
+    ERR_TOO_MANY_CODES: { retryAfterSeconds: integer(1) },
     ERR_POW_INVALID: { challenge: CHALLENGE },
     ERR_POW_EXPIRED: { challenge: CHALLENGE },
     ERR_POW_INSUFFICIENT: { challenge: CHALLENGE },

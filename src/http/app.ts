@@ -9,6 +9,7 @@ import { isReserved } from '../core/path.js'
 import { hostServed, matchRoom } from '../core/rooms.js'
 import { ROOM_ID, type RoomSettings } from '../core/settings.js'
 import { admittedStatus } from '../core/visit.js'
+import { withoutCode } from './access.js'
 import { type AdmissionCheck, checkAdmission, isAdmitted } from './admission.js'
 import { drawAnswer } from './draws.js'
 import { type EdgeContext, type EdgeDeps, edgeContext } from './edge-context.js'
@@ -17,7 +18,7 @@ import { QUEUE_ASSETS } from './pages.js'
 import { challengeResponse, POW_WORKER_PATH, serveWorkerScript } from './pow.js'
 import { forward } from './proxy.js'
 import { type Incoming, readIncoming } from './request.js'
-import { admittedJson, edgeError, NO_STORE, queueAsset, waitResponse } from './responses.js'
+import { admittedJson, edgeError, NO_STORE, queueAsset, seeOther, waitResponse } from './responses.js'
 import { cachedRouter } from './route-cache.js'
 import { type Answer, visit } from './visit.js'
 
@@ -164,6 +165,8 @@ function afterAdmissionCheck(
 /** What a visit answered, as the visitor's response: a challenge, the queue page or JSON, or the request forwarded. */
 function visitResponse(edge: EdgeContext, c: Context, req: Incoming, room: RoomSettings, answer: Answer): Response | Promise<Response> {
   if (answer.kind === 'challenge') return challengeResponse(edge, req, room, answer.status, req.json)
+  // A browser that brought an access code goes to the URL without it: a reload then redeems nothing.
+  if (answer.kind !== 'open' && answer.redeemed && !req.json) return seeOther(withoutCode(req.originPath), answer.cookies)
   if (answer.kind === 'wait') return waitResponse(req, room, answer, req.json)
   if (answer.kind === 'admit' && req.json) return admittedJson(answer.status, answer.cookies)
   return forward(edge, c, req, room, answer)

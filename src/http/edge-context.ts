@@ -10,6 +10,7 @@ import type { Clock } from '../ports/clock.js'
 import type { DefenceStore } from '../ports/defence-store.js'
 import type { Origin } from '../ports/origin.js'
 import type { QueueStore } from '../ports/queue-store.js'
+import type { AccessDeps } from './access.js'
 import type { Draws } from './draws.js'
 import type { EdgeMeters } from './metrics.js'
 import { POW_PAGE_SCRIPT } from './pow.js'
@@ -34,6 +35,8 @@ export interface EdgeDeps {
   defence: DefenceStore
   /** The refused-joins count (refusals.ts): a defence that refuses a join calls refusals.note(room, reason). */
   refusals: Refusals
+  /** Access codes and invite links (access.ts): unset, `?code=` is never redeemed. */
+  access?: AccessDeps
   /** Tests pass a manual clock; it then also drives the store. Production leaves it out. */
   clock?: Clock
   /**

@@ -16,8 +16,21 @@ export type VisitOutcome = 'wait' | 'admit' | 'open' | 'challenge'
 const VISIT_OUTCOMES: readonly VisitOutcome[] = ['wait', 'admit', 'open', 'challenge']
 
 /** The store calls the edge times and counts failures of. */
-export type StoreCall = 'poll' | 'watch' | 'gate_counts' | 'renew' | 'finish' | 'join'
-const STORE_CALLS: readonly StoreCall[] = ['poll', 'watch', 'gate_counts', 'renew', 'finish', 'join']
+export type StoreCall = 'poll' | 'watch' | 'gate_counts' | 'renew' | 'finish' | 'join' | 'redeem'
+const STORE_CALLS: readonly StoreCall[] = ['poll', 'watch', 'gate_counts', 'renew', 'finish', 'join', 'redeem']
+
+/** What an access code or invite link came to at this edge (src/http/access.ts). */
+export type RedemptionOutcome = 'redeemed' | 'again' | 'invalid' | 'used_up' | 'expired' | 'revoked' | 'throttled' | 'unavailable'
+const REDEMPTION_OUTCOMES: readonly RedemptionOutcome[] = [
+  'redeemed',
+  'again',
+  'invalid',
+  'used_up',
+  'expired',
+  'revoked',
+  'throttled',
+  'unavailable',
+]
 
 /** The metrics' clock: ticks of 1/8192 ms (about 122 ns) in 30 bits, small integers that a visit keeps without allocating. */
 const TICKS_PER_MS = 8192
@@ -98,6 +111,13 @@ export class EdgeMeters {
     ['room', 'reason'],
   )
 
+  private readonly redeemed = this.registry.counter(
+    'anteroom_access_redemptions_total',
+    'Access codes and invite links this edge was given, by outcome: redeemed (a place in a lane), again (the same visitor once more: no use counted), invalid, used_up, expired, revoked, throttled (too many wrong codes from the network this minute), unavailable (the store did not answer).',
+    ['room', 'outcome'],
+  )
+  private readonly redemptionCells = new Map<string, Readonly<Record<RedemptionOutcome, CounterCell>>>()
+
   /** @param timeEvery one visit in this many is timed (ANTEROOM_METRICS_TIME_EVERY); every visit is counted. */
   constructor(private readonly timeEvery = 16) {
     const errors = this.registry.counter(
@@ -126,8 +146,20 @@ export class EdgeMeters {
       for (const reason of REFUSAL_REASONS) refused[reason] = this.refused.cell(id, reason)
       meter = new RoomMeter(visits, this.pollSeconds.cell(id), this.queueWait.cell(id), refused, this.timeEvery)
       this.rooms.set(id, meter)
+      this.redemptions(id)
     }
     return meter
+  }
+
+  /** The room's redemption cells, by outcome (made with its other cells, or on first use). */
+  redemptions(id: string): Readonly<Record<RedemptionOutcome, CounterCell>> {
+    let cells = this.redemptionCells.get(id)
+    if (cells === undefined) {
+      const made = {} as Record<RedemptionOutcome, CounterCell>
+      for (const outcome of REDEMPTION_OUTCOMES) made[outcome] = this.redeemed.cell(id, outcome)
+      this.redemptionCells.set(id, (cells = made))
+    }
+    return cells
   }
 
   /** Times a store call (seconds; undefined: not timed) and counts it if it failed. */

@@ -5,6 +5,7 @@
 // the slot frees at once, every edge refuses the token within a second), this edge refuses the
 // token at once, and the response carries the visitor's cookies away. The visitor is not kept out:
 // coming back, they join the line at the back.
+import { type Lane, lineOf } from '../core/access.js'
 import { isAnteroomError } from '../core/errors.js'
 import type { RoomSettings } from '../core/settings.js'
 import type { OriginResponse } from '../ports/origin.js'
@@ -67,18 +68,22 @@ export async function carryOutCommands(
     } else end = true
   }
   if (!end || room === undefined || admitted === undefined) return cookies
-  await endSession(edge, room, admitted.visitor, requestId)
+  await endSession(edge, room, admitted.visitor, requestId, admitted.lane)
   const clear = (name: string) => serializeCookie(name, '', { maxAgeSeconds: 0, secure: req.secure })
   return [clear(admissionCookieName(room.id)), clear(queueCookieName(room.id))]
 }
 
-/** Ends the session in the store and on this edge; a store away does not keep the response from the visitor. */
-async function endSession(edge: EdgeContext, room: RoomSettings, visitor: string, requestId: string): Promise<void> {
+/**
+ * Ends the session in the store and on this edge (a separate lane's in the lane's line, core/access.ts);
+ * a store away does not keep the response from the visitor.
+ */
+async function endSession(edge: EdgeContext, room: RoomSettings, visitor: string, requestId: string, lane?: Lane): Promise<void> {
   let at = edge.now()
+  const line = lineOf(room, lane)
   try {
     const ended = await meteredCall(edge.deps.meters, 'finish', () =>
       edge.deps.queue.finishSession({
-        room: room.id,
+        room: line.id,
         visitor,
         keepMs: room.sessionDurationSeconds * 1000 + KEEP_EXTRA_MS,
         now: edge.storeNow(),
@@ -96,5 +101,5 @@ async function endSession(edge: EdgeContext, room: RoomSettings, visitor: string
       error: isAnteroomError(err) ? err.code : 'unexpected',
     })
   }
-  edge.deps.rooms.noteEnded(room.id, visitor, at)
+  edge.deps.rooms.noteEnded(line.id, visitor, at)
 }

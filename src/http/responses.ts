@@ -59,6 +59,13 @@ export function waitResponse(
   return new Response(queuePage(status, room), { status: wait.httpStatus, headers })
 }
 
+/** 303 to `location` on this host, with the cookies an answer set (a redeemed access code's place). */
+export function seeOther(location: string, cookies: string[]): Response {
+  const headers = new Headers({ location, 'cache-control': NO_STORE })
+  for (const cookie of cookies) headers.append('set-cookie', cookie)
+  return new Response(null, { status: 303, headers })
+}
+
 /** The status of a visitor admitted on this request, as JSON, with their new cookies. */
 export function admittedJson(status: VisitorStatus, cookies: string[]): Response {
   const headers = new Headers({ 'content-type': 'application/json; charset=utf-8', 'cache-control': NO_STORE })

@@ -18,6 +18,7 @@
 // so that a sold-out room stops admissions (core/stock.ts) without a store call per poll. Counts the
 // gate does not have, or a call that fails, leave the room as if it were not linked.
 
+import { hasSeparateLane, separateLane } from '../core/access.js'
 import type { EdgeHint, LifeMark } from '../core/admission.js'
 import {
   admittedBy,
@@ -323,6 +324,8 @@ export class RoomDirectory {
     }
     await Promise.all([
       ...this.current.map((room) => this.reloadEnded(room, generation)),
+      // A room's separate lane is a line of its own (core/access.ts): watched the same way.
+      ...this.current.filter(hasSeparateLane).map((room) => this.reloadEnded(separateLane(room), generation)),
       stock ?? this.reloadStock(this.current, generation),
       ...this.tasks.map((task) => task().catch(() => {})),
     ])

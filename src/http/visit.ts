@@ -1,6 +1,8 @@
 // A visitor without a valid admission: their queue token (or, in a room with proof of work, a solved
-// challenge: src/http/pow.ts), one store poll, the decision (decideVisit, core/visit.ts), and the
-// tokens and cookies that carry it out.
+// challenge: src/http/pow.ts; or an access code to redeem first: src/http/access.ts), one store poll,
+// the decision (decideVisit, core/visit.ts), and the tokens and cookies that carry it out. A place in
+// the room's separate lane is polled in the lane's own line (core/access.ts lineOf).
+import { arrivalTimeUs, type Lane, laneOfArrival, lineOf } from '../core/access.js'
 import { isAnteroomError } from '../core/errors.js'
 import type { QueuedPoll } from '../core/eta.js'
 import type { ChallengeStatus } from '../core/pow.js'
@@ -9,6 +11,7 @@ import { type AdmissionLimits, type RoomSettings, type Schedule, schedulePhase }
 import { pollLimits, type StockStop, stockStop } from '../core/stock.js'
 import { asksStore, decideVisit, type KeptPlace, NO_PLACE, type PollOutcome, type Verdict, type VisitorStatus } from '../core/visit.js'
 import type { PollResult } from '../ports/queue-store.js'
+import { accessValueIn, type LanePlace, redeemAccess } from './access.js'
 import { signAdmission } from './admission.js'
 import { queueCookieName, readCookie, serializeCookie } from './cookies.js'
 import type { EdgeContext } from './edge-context.js'
@@ -19,8 +22,8 @@ import type { Incoming } from './request.js'
 
 /** A verdict carried out: what to answer, with the admission token to forward and the cookies to set. */
 export type Answer =
-  | { kind: 'wait'; status: VisitorStatus; httpStatus: 200 | 503; cookies: string[] }
-  | { kind: 'admit'; status: VisitorStatus; visitor: string; token: string; cookies: string[] }
+  | { kind: 'wait'; status: VisitorStatus; httpStatus: 200 | 503; cookies: string[]; redeemed?: true }
+  | { kind: 'admit'; status: VisitorStatus; visitor: string; token: string; cookies: string[]; lane?: Lane; redeemed?: true }
   | { kind: 'open'; status: VisitorStatus; visitor: string; token: string; cookies: string[] }
   /** No place yet: the visitor must solve this challenge first (src/http/pow.ts). */
   | { kind: 'challenge'; status: ChallengeStatus }
@@ -39,7 +42,12 @@ export function visit(edge: EdgeContext, room: RoomSettings, req: Incoming, ende
   // The visitor's id is settled below, or by joinThenPoll for a newcomer who must pass its steps first.
   // Every visit is counted; one in ANTEROOM_METRICS_TIME_EVERY is timed too (a clock read allocates).
   const started = edge.deps.meters?.room(room.id).timed() ? ticks() : UNTIMED
-  const v: Visit = { edge, room, req, now, ticket, endedVisitor, stop, asks, visitor: '', started }
+  // A place in a lane is one whose arrival lies in the lane's band (core/access.ts): the token says so.
+  const lane = ticket === undefined ? undefined : laneOfArrival(ticket.arrival, now * 1000)
+  const v: Visit = { edge, room, req, now, ticket, endedVisitor, stop, asks, visitor: '', started, lane, redeemed: undefined }
+  // An access code or invite link to redeem first (a room that takes them; one store call more).
+  const code = asks ? accessValueIn(room, req) : undefined
+  if (code !== undefined) return redeemThenVisit(v, known, code)
   // A scheduled room (its draw), or a newcomer to a room with a proof of work or a cap on joins: those
   // steps wait first.
   if (isScheduled(room) || (asks && ticket === undefined && (asksPow(room) || capsJoins(room)))) return joinThenPoll(v, known)
@@ -66,9 +74,36 @@ interface Visit {
   visitor: string
   /** When the visit began, in the metrics' clock ticks (src/http/metrics.ts), if it is one of those timed; else UNTIMED. */
   started: number
+  /** The lane of the visitor's place (their token's, or the code just redeemed); undefined: the public line. */
+  lane: Lane | undefined
+  /** The place a code redeemed in this visit gives (Poll.lane). */
+  redeemed: LanePlace | undefined
 }
 
 const NOT_ASKED: PollOutcome = { kind: 'not-asked' }
+
+/**
+ * A visitor with an access code (src/http/access.ts): redeemed first, for their id (or a new one), then
+ * the visit as any other, its poll taking the lane's place. A code holder is not asked for a proof of
+ * work nor counted against the cap on joins: the code is their ticket, and a used one is spent.
+ */
+async function redeemThenVisit(v: Visit, known: string | undefined, code: string): Promise<Answer> {
+  v.visitor = known ?? newVisitorId()
+  v.redeemed = await redeemAccess(v.edge, v.room, v.req, v.visitor, code)
+  v.lane = v.redeemed.lane
+  let done: Answer
+  if (isScheduled(v.room)) done = await joinThenPoll(v, v.visitor)
+  else {
+    const outcome = await pollStore(v, undefined).then(
+      (result) => polledOutcome(v, result),
+      (err) => unavailable(v, err),
+    )
+    done = await answer(v, outcome)
+  }
+  // A browser then goes to the same URL without the code (src/http/app.ts), so that a reload redeems nothing.
+  if (done.kind === 'wait' || done.kind === 'admit') done.redeemed = true
+  return done
+}
 
 /** A newcomer's steps before the store call (a proof of work, the cap on joins, a scheduled room's draw), then the visit. */
 async function joinThenPoll(v: Visit, known: string | undefined): Promise<Answer> {
@@ -90,7 +125,8 @@ async function joinThenPoll(v: Visit, known: string | undefined): Promise<Answer
   v.visitor = visitor
   // A new place: counted against the visitor's network (after the proof of work, so that failed
   // answers use up none of it), and refused (429) beyond the room's cap.
-  if (ticket === undefined && endedVisitor === undefined && capsJoins(room) && asks) await admitNetwork(edge, room, req)
+  if (ticket === undefined && endedVisitor === undefined && v.redeemed === undefined && capsJoins(room) && asks)
+    await admitNetwork(edge, room, req)
   // A joiner during a scheduled room's pre-queue brings the place the draw gives them (core/draw.ts).
   const scheduled = isScheduled(room) ? room : undefined
   const draw =
@@ -106,7 +142,7 @@ async function joinThenPoll(v: Visit, known: string | undefined): Promise<Answer
   if (scheduled) {
     const verdict = verdictOf(v, outcome)
     await showDraw(edge, scheduled, visitor, outcome, verdict)
-    return carryOut(edge, room, req, visitor, verdict)
+    return carryOut(edge, room, req, visitor, verdict, v.lane)
   }
   return answer(v, outcome)
 }
@@ -114,7 +150,11 @@ async function joinThenPoll(v: Visit, known: string | undefined): Promise<Answer
 /** The decision on what the store said (core/visit.ts); a queued visitor's wait from the edge's last look at the room. */
 function verdictOf(v: Visit, outcome: PollOutcome): Verdict {
   const { edge, room } = v
-  return decideVisit(room, outcome, v.ticket?.arrival, v.now, (poll: QueuedPoll) => edge.deps.rooms.estimate(room, poll), v.stop)
+  // A place in the separate lane waits in the lane's line: its wait is estimated from the lane's.
+  const line = lineOf(room, v.lane)
+  const verdict = decideVisit(room, outcome, v.ticket?.arrival, v.now, (poll: QueuedPoll) => edge.deps.rooms.estimate(line, poll), v.stop)
+  if (v.lane !== undefined && verdict.status.position !== null) verdict.status.lane = v.lane
+  return verdict
 }
 
 /** The visit's answer, once the store has spoken (or was not asked). */
@@ -122,7 +162,7 @@ function answer(v: Visit, outcome: PollOutcome): Answer | Promise<Answer> {
   const verdict = verdictOf(v, outcome)
   const meter = v.edge.deps.meters?.room(v.room.id)
   if (meter !== undefined) meterVerdict(meter, v.room, v.started, verdict)
-  return carryOut(v.edge, v.room, v.req, v.visitor, verdict)
+  return carryOut(v.edge, v.room, v.req, v.visitor, verdict, v.lane)
 }
 
 /** Counts a visit by its verdict, and its time from its start to the verdict (an admission's signature not included). */
@@ -131,8 +171,10 @@ export function meterVerdict(meter: RoomMeter, room: RoomSettings, started: numb
   if (started !== UNTIMED) meter.pollSeconds.observe(secondsSince(started))
   if (verdict.kind === 'admit') {
     // From arrival to admission. A drawn arrival lies before the opening by design (core/draw.ts), and
-    // nobody got in before the opening: such a visitor's wait counts from it.
-    const { arrival, now } = verdict.session
+    // nobody got in before the opening: such a visitor's wait counts from it. A lane's counts from its
+    // redemption (core/access.ts).
+    const { now } = verdict.session
+    const arrival = arrivalTimeUs(verdict.session.arrival, now * 1000)
     const from = room.schedule === null ? arrival / 1000 : Math.max(arrival / 1000, Date.parse(room.schedule.opensAt))
     meter.queueWait.observe(Math.max(0, now - from) / 1000)
   }
@@ -178,17 +220,20 @@ function limitsOf(room: RoomSettings, stop: StockStop | undefined): AdmissionLim
  * handed a paused room (pollLimits), as by an admin's pause.
  */
 function pollStore(v: Visit, draw: number | undefined): Promise<PollResult> {
-  const { edge, room, ticket } = v
+  const { edge, ticket } = v
+  // The room's line, or its separate lane's (a line of its own, with the lane's limits).
+  const line = lineOf(v.room, v.lane)
   try {
     return edge.deps.queue.poll({
-      room: room.id,
+      room: line.id,
       visitor: v.visitor,
       arrival: ticket?.arrival,
       tokenExpires: ticket?.expires,
       draw,
-      limits: limitsOf(room, v.stop),
+      lane: v.redeemed?.arrival,
+      limits: limitsOf(line, v.stop),
       now: edge.storeNow(),
-      hint: edge.deps.rooms.hint(room.id),
+      hint: edge.deps.rooms.hint(line.id),
     })
   } catch (err) {
     return Promise.reject(err)
@@ -196,11 +241,12 @@ function pollStore(v: Visit, draw: number | undefined): Promise<PollResult> {
 }
 
 function polledOutcome(v: Visit, result: PollResult): PollOutcome {
-  v.edge.deps.rooms.noteLife(v.room.id, result.life)
+  const line = lineOf(v.room, v.lane)
+  v.edge.deps.rooms.noteLife(line.id, result.life)
   const meters = v.edge.deps.meters
   if (meters !== undefined) {
     if (v.started !== UNTIMED) meters.storeCall('poll', secondsSince(v.started), true)
-    if (result.state !== 'ended') meters.room(v.room.id).recovering = result.state === 'recovering'
+    if (result.state !== 'ended' && line === v.room) meters.room(v.room.id).recovering = result.state === 'recovering'
   }
   return { kind: 'polled', result }
 }
@@ -220,8 +266,15 @@ function unavailable(v: Visit, err: unknown): PollOutcome {
  * Signs what the verdict says: the admission (the store's, or an open one) and the queue token. A
  * wait is answered in the same turn; an admission is signed (ES256) first.
  */
-function carryOut(edge: EdgeContext, room: RoomSettings, req: Incoming, visitor: string, verdict: Verdict): Answer | Promise<Answer> {
-  if (verdict.kind !== 'wait') return admit(edge, room, req, visitor, verdict)
+function carryOut(
+  edge: EdgeContext,
+  room: RoomSettings,
+  req: Incoming,
+  visitor: string,
+  verdict: Verdict,
+  lane: Lane | undefined,
+): Answer | Promise<Answer> {
+  if (verdict.kind !== 'wait') return admit(edge, room, req, visitor, verdict, lane)
   if (verdict.place === undefined) return { kind: 'wait', status: verdict.status, httpStatus: verdict.httpStatus, cookies: [] }
   const cookie = placeCookie(edge, room, visitor, verdict.place, req.secure)
   return { kind: 'wait', status: verdict.status, httpStatus: verdict.httpStatus, cookies: [cookie] }
@@ -233,6 +286,7 @@ async function admit(
   req: Incoming,
   visitor: string,
   verdict: Exclude<Verdict, { kind: 'wait' }>,
+  lane: Lane | undefined,
 ): Promise<Answer> {
   const secure = req.secure
   const { session } = verdict
@@ -240,11 +294,13 @@ async function admit(
     sub: visitor,
     jti: newVisitorId(),
     room: room.id,
-    // Arrival in ms (the store counts in µs so that arrivals never tie).
-    arr: Math.floor(session.arrival / 1000),
+    // Arrival in ms (the store counts in µs so that arrivals never tie); a lane's, when it was redeemed.
+    arr: Math.floor(arrivalTimeUs(session.arrival, session.now * 1000) / 1000),
     exp: Math.floor(session.expires / 1000),
     // An open admission says so, so that an origin can tell it apart (src/origin/verify.ts).
     ...(verdict.kind === 'open' ? { open: true as const } : {}),
+    // A lane's admission says which: its session is renewed and ended in the lane's line (core/access.ts).
+    ...(lane === undefined ? {} : { lane }),
   }
   const { token, cookie } = await signAdmission(edge, room, claims, session.now, secure)
   if (verdict.kind === 'open') {
@@ -253,7 +309,7 @@ async function admit(
   }
   edge.log('admitted', { room: room.id, requestId: edge.requestId(req.context), visitor, arrival: claims.arr, expires: claims.exp })
   const dropQueue = serializeCookie(queueCookieName(room.id), '', { maxAgeSeconds: 0, secure })
-  return { kind: 'admit', status: verdict.status, visitor, token, cookies: [cookie, dropQueue] }
+  return { kind: 'admit', status: verdict.status, visitor, token, cookies: [cookie, dropQueue], ...(lane === undefined ? {} : { lane }) }
 }
 
 /** The queue token that keeps a visitor's place, as a cookie. */

@@ -15,8 +15,18 @@ export interface AuditEntry {
   after: unknown
 }
 
-/** Changes of settings and mode: kept by age, never pushed out by other entries. */
-export const CHANGE_ACTIONS: readonly string[] = ['settings.update', 'room.pause', 'room.resume', 'room.close']
+/**
+ * Changes of settings and mode, and access codes and invite links made or revoked (admin/access.ts):
+ * kept by age, never pushed out by other entries.
+ */
+export const CHANGE_ACTIONS: readonly string[] = [
+  'settings.update',
+  'room.pause',
+  'room.resume',
+  'room.close',
+  'access.create',
+  'access.revoke',
+]
 /** How long changes are kept: 90 days. */
 export const CHANGE_RETENTION_MS = 90 * 86_400_000
 /** How many other entries are kept. */
