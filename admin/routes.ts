@@ -23,6 +23,7 @@ import { accessRoutes } from './access.js'
 import { ADMIN_COOKIE, type AdminAuth } from './auth.js'
 import { ADMIN_MODULE, AUDIT_KINDS, BULK_END_BODY, ETAG, SIGN_IN_BODY, VISITOR_ID } from './inputs.js'
 import { serveReport } from './report.js'
+import { checkTemplateRef, type TemplateDeps, templateRoutes } from './templates.js'
 import { accountKey, addressKey, describeWait, SignInThrottle } from './throttle.js'
 
 export interface AdminAssets {
@@ -48,6 +49,8 @@ export interface AdminDeps {
   analytics: Pick<AnalyticsStore, 'minutes'>
   /** Access codes and invite links (access.ts); unset, the API has no access routes. */
   access?: AccessDeps
+  /** Page templates and previews (templates.ts); unset, the API has no template routes and rooms name none. */
+  templates?: TemplateDeps
   assets: AdminAssets
   clock?: Clock
   /** Whether the visitor came over TLS (cookies get Secure). */
@@ -166,7 +169,7 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
   }
   const uiHeaders = {
     'content-security-policy':
-      "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+      "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
     'x-content-type-options': 'nosniff',
     'referrer-policy': 'no-referrer',
     'cache-control': NO_STORE,
@@ -337,6 +340,7 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
     // An invalid value throws ERR_SETTINGS_INVALID naming the field: a 400.
     const next = parseRoomSettings(merge ? { ...current.settings, ...body, id: current.settings.id } : { ...body, id: current.settings.id })
     checkScheduleChange(current.settings, next, now())
+    if (deps.templates !== undefined) await checkTemplateRef(deps.templates.store, next, current.settings)
     const expected = ETAG.exec(ifMatch)?.[1]
     if (expected === undefined || Number(expected) !== current.rev) {
       c.header('etag', etag(current.rev))
@@ -509,6 +513,10 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
       storeNow: () => deps.clock?.now(),
       readJson: (c) => readJson(c),
     })
+
+  // Page templates and previews (templates.ts).
+  if (deps.templates !== undefined)
+    templateRoutes(app, { templates: deps.templates, settings: deps.settings, audit: deps.audit, rooms: deps.rooms, now, readJson: (c) => readJson(c) })
 
   app.all('/api/*', () => {
     throw new AnteroomError('ERR_NOT_FOUND', 'No such admin endpoint')

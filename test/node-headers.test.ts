@@ -1,4 +1,4 @@
-// The Node edge reads its four per-request headers from Node's raw header list
+// The Node edge reads its per-request headers from Node's raw header list
 // (src/adapters/node/headers.ts) instead of through Hono. An origin or a check that read them
 // differently would be a way around the line, so this compares the two readings over real HTTP/1.1
 // on Node's server, for spellings a client may choose: case, repeats, spaces, tabs, empty values.
@@ -64,7 +64,8 @@ const CASES: Record<string, string[]> = {
   ],
   'spaces and tabs around values': ['Host:   shop.example  ', 'Accept:\tapplication/json\t', 'Cookie:  a=1 ; b=2  '],
   'empty values': ['Host: a', 'Accept:', 'Cookie: ', `${POW_HEADER}:`],
-  'names of the same lengths': ['Host: a', 'Hosts: b', 'Origin: c', 'Pragma: no-cache', 'Anteroom-Pox: d', 'Accepts: e'],
+  'names of the same lengths': ['Host: a', 'Hosts: b', 'Origin: c', 'Pragma: no-cache', 'Anteroom-Pox: d', 'Accepts: e', 'Accept-Encoding: gzip'],
+  'Accept-Language twice, in other cases, with q-values': ['Host: a', 'Accept-Language: de-AT, de;q=0.9', 'ACCEPT-LANGUAGE:  en;q=0.5 '],
 }
 
 describe("the Node edge's header reading", () => {

@@ -52,6 +52,7 @@ describe('Redis scripts', () => {
       sample: '7b1adff5a769e32f9f4b7a35e082e1b537d9ed00',
       settingsCas: 'e26fa305ca5f86080fa1d8cf552883a4029acb4a',
       stats: 'e13c06933c993088de6c56da9bcbfd54c745a4ef',
+      templateCas: 'd18607a38df864d382333204b0b6696bace4e3ac',
     }
     const scripts = luaScripts()
     expect(Object.keys(scripts).sort()).toEqual(Object.keys(pinned).sort())

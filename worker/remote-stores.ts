@@ -11,6 +11,7 @@ import type { DefenceStore } from '../src/ports/defence-store.js'
 import type { QueueStore } from '../src/ports/queue-store.js'
 import type { SettingsStore } from '../src/ports/settings-store.js'
 import type { Stores } from '../src/ports/stores.js'
+import type { TemplateStore } from '../src/ports/template-store.js'
 
 /** The methods that may cross; nothing else is called on the far side. */
 export const REMOTE_METHODS = {
@@ -35,6 +36,7 @@ export const REMOTE_METHODS = {
   gate: ['claim', 'release', 'sold', 'reconcile', 'counts'],
   analytics: ['record', 'minutes'],
   access: ['create', 'list', 'get', 'revoke', 'redeem'],
+  templates: ['list', 'get', 'revisions', 'put', 'remove'],
 } as const
 
 export type Port = keyof typeof REMOTE_METHODS
@@ -160,5 +162,13 @@ export function remoteStores(dispatch: Dispatch, options: RemoteOptions): Stores
     revoke: (id, grant, at) => send(room(id), 'access', 'revoke', [id, grant, at]),
     redeem: (input) => send(room(input.room), 'access', 'redeem', [input]),
   }
-  return { queue, settings, audit, adminSessions, defence, gate, analytics, access }
+  // Templates with the settings: an isolate asks for their revisions once a second, and reads one when it moved.
+  const templates: TemplateStore = {
+    list: () => send('control', 'templates', 'list', []),
+    get: (name) => send('control', 'templates', 'get', [name]),
+    revisions: (names) => send('control', 'templates', 'revisions', [names]),
+    put: (template, rev) => send('control', 'templates', 'put', [template, rev]),
+    remove: (name, rev) => send('control', 'templates', 'remove', [name, rev]),
+  }
+  return { queue, settings, audit, adminSessions, defence, gate, analytics, access, templates }
 }

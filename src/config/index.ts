@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs'
 import type { JWK } from 'jose'
 import { AnteroomError } from '../core/errors.js'
 import { isLogLevel, LOG_LEVELS, type LogLevel } from '../core/log.js'
+import { parseStyleOrigins } from '../core/page-template.js'
 import { parseRoomSettings, type RoomSettings } from '../core/settings.js'
 import { parseRedisUrl, RedisUrlError } from './redis-url.js'
 
@@ -51,6 +52,8 @@ export interface Config {
   logLevel: LogLevel
   /** A request header whose value is the request's id in log lines (a trusted proxy's); unset: ids are made. */
   requestIdHeader: string | undefined
+  /** Origins a page template's style sheet may come from (ANTEROOM_TEMPLATE_STYLE_ORIGINS): https, or http on loopback. */
+  templateStyleOrigins: string[]
 }
 
 const DEFAULT_ROOM = {
@@ -142,6 +145,17 @@ function analyticsSeconds(value: unknown): number {
   if (!Number.isInteger(n) || n < 0 || n > 3600 || n % 60 !== 0)
     bad('ANTEROOM_ANALYTICS_SAMPLE_SECONDS', 'must be 0 (off) or a whole number of minutes in seconds, from 60 to 3600')
   return n
+}
+
+/** ANTEROOM_TEMPLATE_STYLE_ORIGINS: a comma-separated list (or, in the file, a JSON list) of origins. */
+function styleOrigins(value: unknown): string[] {
+  const text = Array.isArray(value) ? value.join(',') : value
+  if (text !== undefined && typeof text !== 'string') bad('ANTEROOM_TEMPLATE_STYLE_ORIGINS', 'must be a list of origins')
+  try {
+    return parseStyleOrigins(text)
+  } catch (err) {
+    bad('ANTEROOM_TEMPLATE_STYLE_ORIGINS', (err as Error).message)
+  }
 }
 
 export function loadConfig(env: Record<string, string | undefined>): Config {
@@ -250,6 +264,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     metricsTimeEvery: timeEvery,
     logLevel,
     requestIdHeader: requestIdHeader?.toLowerCase(),
+    templateStyleOrigins: styleOrigins(pick('ANTEROOM_TEMPLATE_STYLE_ORIGINS', 'templateStyleOrigins')),
   })
 }
 

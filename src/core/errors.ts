@@ -170,6 +170,20 @@ export const ERRORS = {
     visitor: 'Reload the page and try again.',
     api: 'Send If-Match with the ETag you read, so that changes never overwrite each other',
   },
+  // Page templates (core/page-template.ts, admin/templates.ts): a refused one names its field, and for
+  // its source the line (error.line).
+  ERR_TEMPLATE_INVALID: {
+    status: 400,
+    title: 'Bad request',
+    visitor: 'This page template is not valid.',
+    api: 'The page template is not valid',
+  },
+  ERR_TEMPLATE_IN_USE: {
+    status: 409,
+    title: 'In use',
+    visitor: 'This page template is in use.',
+    api: 'Rooms use this page template (error.rooms): choose another for them first',
+  },
   // --- the booking origin -----------------------------------------------------------------------
   ERR_SEATS_TAKEN: { status: 409, title: 'Seats taken', visitor: 'Some of these seats are taken.', api: 'Some of these seats are taken' },
   ERR_VISITOR_LIMIT: {

@@ -10,6 +10,7 @@
 // it then reaches the rule under its own name with no other edit here (docs/architecture.md, "Where a
 // change goes").
 import { AnteroomError } from './errors.js'
+import { LOCALE_TAGS, LOCALES } from './locales.js'
 import { canonicalPath } from './path.js'
 
 export const ROOM_MODES = ['fifo', 'paused', 'passthrough', 'closed'] as const
@@ -22,6 +23,9 @@ export type OriginCommands = (typeof ORIGIN_COMMANDS)[number]
 export const ACCESS_CODE_MODES = ['off', 'on'] as const
 
 export const ROOM_ID = /^[a-z0-9][a-z0-9-]{0,31}$/
+
+const LOCALE_HELP =
+  'The page’s language for visitors whose browser asks for none we have; a visitor’s ?lang= and their browser’s languages come first.'
 
 /** The sections of the admin form, in order; `columns` is how many fields share a row. */
 export const SETTING_GROUPS = {
@@ -267,6 +271,26 @@ export const ROOM_SETTINGS = {
     maxLength: 2000,
     lines: 2,
     default: 'Thanks for waiting. We let people in in the order they arrived.',
+  },
+  // The page's language when the visitor asks for none we have (src/http/i18n.ts, core/locales.ts).
+  locale: {
+    type: 'choice',
+    label: 'Language',
+    help: LOCALE_HELP,
+    group: 'page',
+    values: LOCALE_TAGS,
+    choices: Object.fromEntries(LOCALE_TAGS.map((tag) => [tag, { label: `${LOCALES[tag].name} (${tag})`, help: LOCALE_HELP }])),
+    default: 'en',
+  },
+  // The room's own page body (src/http/page-templates.ts): a template by name, from the Page tab.
+  template: {
+    type: 'ref',
+    label: 'Page template',
+    help: 'A page template by its name (the Page tab); empty: the built-in page.',
+    group: 'page',
+    pattern: '^[a-z0-9][a-z0-9-]{0,63}$',
+    format: '1-64 lower-case letters, digits or dashes',
+    maxLength: 64,
   },
   hosts: {
     type: 'list',

@@ -15,6 +15,7 @@ import { AnalyticsSampler } from '../http/analytics.js'
 import { createEdgeApp, type EdgeDeps } from '../http/app.js'
 import { Draws } from '../http/draws.js'
 import { EdgeMeters } from '../http/metrics.js'
+import { PageTemplates } from '../http/page-templates.js'
 import { Refusals } from '../http/refusals.js'
 import { requestIdOf } from '../http/request-id.js'
 import { RoomDirectory } from '../http/room-directory.js'
@@ -84,6 +85,10 @@ export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
   // From the second reload on: the first reads a linked event's stock alongside its tasks, and a sample
   // taken then would find the stock unknown.
   rooms.alsoOnReload(() => analytics.sample())
+  // The page templates the rooms name, brought up to date with every reload (one revisions call).
+  const pages = new PageTemplates(p.templates, p.config.templateStyleOrigins, p.log)
+  rooms.alsoOnReload(() => pages.reload(rooms.rooms()))
+  await pages.reload(rooms.rooms()).catch(() => {})
   const keys = await importSigningKeys(p.config.signingKeys ?? [await generateSigningJwk(`dev-${Date.now().toString(36)}`)])
   // Access codes' digests and invite links, under the queue secret (core/access.ts).
   const access = { store: p.access, tokens: new AccessTokens(p.mac) }
@@ -96,6 +101,7 @@ export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
     refusals,
     analytics: p.analytics,
     access,
+    templates: { store: p.templates, styleOrigins: p.config.templateStyleOrigins },
     assets: p.adminAssets,
     clock: p.clock,
     secure: (c) => p.config.secureCookies || p.scheme(c) === 'https',
@@ -113,6 +119,7 @@ export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
     origin: p.origin,
     draws: new Draws(p.mac, webCryptoDigests()),
     defence: p.defence,
+    pages,
     refusals,
     access,
     clock: p.clock,

@@ -36,6 +36,7 @@ import { REFUSAL_REASONS } from '../ports/defence-store.js'
 import { DRAW_PAGE_MAX } from './draws.js'
 import { QUEUE_ASSETS } from './pages.js'
 import { POW_WORKER_PATH } from './pow.js'
+import { PAGE_TEMPLATE_SCHEMA, TEMPLATE_ROUTES } from './template-api-description.js'
 
 // --- schema pieces ----------------------------------------------------------------------------
 
@@ -88,6 +89,7 @@ const SCHEMAS = {
   RoomSettings: settingsJsonSchema('stored'),
   RoomSettingsReplace: settingsJsonSchema('replace'),
   RoomSettingsPatch: settingsJsonSchema('patch'),
+  PageTemplate: PAGE_TEMPLATE_SCHEMA,
   VersionedRoom: closed({ settings: schemaRef('RoomSettings'), etag }),
   VisitorStatus: {
     ...statusSchema(
@@ -889,7 +891,7 @@ const EDGE_OWN_ROUTES: RouteSpec[] = [
 ]
 
 /** The edge's routes: its own, then the admin API's and UI's (admin/routes.ts, under /_anteroom). */
-export const EDGE_ROUTES: readonly RouteSpec[] = [...EDGE_OWN_ROUTES, ...ADMIN_ROUTES, ...ACCESS_ROUTES]
+export const EDGE_ROUTES: readonly RouteSpec[] = [...EDGE_OWN_ROUTES, ...ADMIN_ROUTES, ...ACCESS_ROUTES, ...TEMPLATE_ROUTES]
 
 const ADMIN_SECURITY = {
   requirements: [{ adminToken: [] }, { adminSession: [] }],
@@ -910,6 +912,7 @@ export const EDGE_API: ApiSpec = {
     { name: 'rooms', description: 'Room settings and numbers.' },
     { name: 'sessions', description: 'Ending sessions and letting visitors back.' },
     { name: 'access', description: 'Access codes and invite links: lanes before the public line or apart from it.' },
+    { name: 'templates', description: 'Page templates: a room’s own queue page, and previews of every state and language.' },
     { name: 'admin UI', description: 'The admin page and its files.' },
   ],
   securitySchemes: {
@@ -935,7 +938,12 @@ export const EDGE_API: ApiSpec = {
   },
   schemas: SCHEMAS,
   errorMembers: {
-    ERR_STALE: { current: schemaRef('RoomSettings'), etag },
+    ERR_STALE: {
+      current: { anyOf: [schemaRef('RoomSettings'), schemaRef('PageTemplate'), { type: 'null' }], description: 'What is there now.' },
+      etag: { anyOf: [etag, { type: 'null' }] },
+    },
+    ERR_TEMPLATE_INVALID: { line: { type: 'integer', minimum: 1, description: 'The source’s line the problem is on.' } },
+    ERR_TEMPLATE_IN_USE: { rooms: { type: 'array', items: string, description: 'The rooms whose template it is.' } },
     ERR_TOO_MANY_ATTEMPTS: { retryAfterSeconds: integer(1) },
     ERR_TOO_MANY_JOINS: { retryAfterSeconds: integer(1) },
     ERR_TOO_MANY_CODES: { retryAfterSeconds: integer(1) },

@@ -108,7 +108,7 @@ async function serveStatus(edge: EdgeContext, c: Context): Promise<Response> {
   if (isAdmitted(check)) return c.json(admittedStatus(room))
   const answer = await visit(edge, room, req, check?.ended)
   if (answer.kind === 'challenge') return challengeResponse(edge, req, room, answer.status, true)
-  if (answer.kind === 'wait') return waitResponse(req, room, answer, true)
+  if (answer.kind === 'wait') return waitResponse(edge, req, room, answer, true)
   if (answer.kind === 'admit') {
     for (const cookie of answer.cookies) c.header('set-cookie', cookie, { append: true })
     return c.json(answer.status)
@@ -167,7 +167,7 @@ function visitResponse(edge: EdgeContext, c: Context, req: Incoming, room: RoomS
   if (answer.kind === 'challenge') return challengeResponse(edge, req, room, answer.status, req.json)
   // A browser that brought an access code goes to the URL without it: a reload then redeems nothing.
   if (answer.kind !== 'open' && answer.redeemed && !req.json) return seeOther(withoutCode(req.originPath), answer.cookies)
-  if (answer.kind === 'wait') return waitResponse(req, room, answer, req.json)
+  if (answer.kind === 'wait') return waitResponse(edge, req, room, answer, req.json)
   if (answer.kind === 'admit' && req.json) return admittedJson(answer.status, answer.cookies)
   return forward(edge, c, req, room, answer)
 }

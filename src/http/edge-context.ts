@@ -13,6 +13,7 @@ import type { QueueStore } from '../ports/queue-store.js'
 import type { AccessDeps } from './access.js'
 import type { Draws } from './draws.js'
 import type { EdgeMeters } from './metrics.js'
+import type { PageTemplates } from './page-templates.js'
 import { POW_PAGE_SCRIPT } from './pow.js'
 import type { Refusals } from './refusals.js'
 import type { VisitorHeaders } from './request.js'
@@ -37,6 +38,8 @@ export interface EdgeDeps {
   refusals: Refusals
   /** Access codes and invite links (access.ts): unset, `?code=` is never redeemed. */
   access?: AccessDeps
+  /** The page templates the rooms use (page-templates.ts); unset: every room has the built-in page. */
+  pages?: PageTemplates
   /** Tests pass a manual clock; it then also drives the store. Production leaves it out. */
   clock?: Clock
   /**

@@ -11,6 +11,8 @@ export interface RenderOptions {
   json: boolean
   /** Where unexpected errors (500) are logged: code and message, never a request's headers or body. */
   log?: (fields: Record<string, unknown>) => void
+  /** The visitor's page for an error (the edge's, in the visitor's language); the English page when unset. */
+  page?: (p: Problem) => string
 }
 
 export interface ErrorBody {
@@ -42,7 +44,7 @@ function rendered(err: unknown, options: RenderOptions): { status: ContentfulSta
     return { status: p.status as ContentfulStatusCode, headers, body: JSON.stringify(bodyOf(p)) }
   }
   headers['content-type'] = 'text/html; charset=utf-8'
-  return { status: p.status as ContentfulStatusCode, headers, body: errorPage(p.status, p.title, p.detail) }
+  return { status: p.status as ContentfulStatusCode, headers, body: options.page?.(p) ?? errorPage(p.status, p.title, p.detail) }
 }
 
 /** The answer to c for an error. Headers set on c before (ETag, WWW-Authenticate, a cookie) stay. */

@@ -1,32 +1,22 @@
-// The visitor-facing pages: the queue page and the error pages. Plain HTML and inline CSS that
-// work without JavaScript; a small script polls the JSON status where JavaScript runs.
+// The visitor-facing pages: the queue page and the error pages, in the visitor's language (i18n.ts,
+// the catalogues in locales/). Plain HTML that works without JavaScript; a small script polls the JSON
+// status where JavaScript runs. A room may bring its own page body (page-templates.ts): it goes in the
+// same shell (pageShell), so the head, the policy and the script stay the edge's.
 
+import type { Problem } from '../core/errors.js'
+import { type Locale, localeDir } from '../core/locales.js'
+import { ROOM_SETTINGS } from '../core/settings.js'
 import type { VisitorStatus } from '../core/visit.js'
+import { escapeHtml, flat } from './html.js'
+import { liveTexts, type Texts, texts, type Vars } from './i18n.js'
+import { CATALOGUES, type MessageKey } from './locales/index.js'
+
+export { escapeHtml, grouped } from './html.js'
 
 /** The room's own words on its queue page. */
 export interface RoomText {
   title: string
   message: string
-}
-
-/**
- * Text for HTML. Beyond the five markup characters, every printable character outside ASCII becomes
- * a character reference too, so that a page stays a one-byte string: a two-byte page had to be
- * re-encoded per request, 15–20 µs a page in the edge. (C1 controls stay as they are: their
- * references would read as Windows-1252.)
- */
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']|[\u00a0-\u{10ffff}]/gu, (c) => `&#${c.codePointAt(0)};`)
-}
-
-/** A count with thousands separators, as toLocaleString('en') writes it ("1,234"), without its cost per call. */
-export function grouped(n: number): string {
-  if (!Number.isSafeInteger(n) || n < 0) return n.toLocaleString('en')
-  const digits = String(n)
-  if (n < 1000) return digits
-  let out = digits.slice(0, digits.length % 3 || 3)
-  for (let i = out.length; i < digits.length; i += 3) out += `,${digits.slice(i, i + 3)}`
-  return out
 }
 
 /** A room's title and message, escaped once (a room has one of each; the edge few rooms). */
@@ -40,34 +30,6 @@ function escapeRoomText(text: string): string {
   return out
 }
 
-export function formatEta(seconds: number | null): string {
-  if (seconds === null) return 'unknown for now'
-  if (seconds < 60) return 'under a minute'
-  const minutes = Math.round(seconds / 60)
-  if (minutes < 60) return `about ${minutes} minute${minutes === 1 ? '' : 's'}`
-  const hours = Math.floor(minutes / 60)
-  const rest = minutes % 60
-  return `about ${hours} h ${rest} min`
-}
-
-/** A duration in whole minutes, for the ends of the range. */
-function minutesText(minutes: number): string {
-  if (minutes < 60) return `${minutes} min`
-  return minutes % 60 === 0 ? `${minutes / 60} h` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`
-}
-
-/** The range around the estimate, and that it is one, as HTML: "Between 4 and 7 minutes &mdash; an estimate". */
-export function formatEtaRange(range: [number, number] | null): string {
-  if (range === null) return ''
-  const low = Math.round(range[0] / 60)
-  const high = Math.round(range[1] / 60)
-  if (high < 1) return 'Under a minute &mdash; an estimate'
-  if (low === high) return 'An estimate: it follows how fast the line moves'
-  if (low < 1) return `Up to ${high < 60 ? `${high} minute${high === 1 ? '' : 's'}` : minutesText(high)} &mdash; an estimate`
-  if (high < 60) return `Between ${low} and ${high} minutes &mdash; an estimate`
-  return `Between ${minutesText(low)} and ${minutesText(high)} &mdash; an estimate`
-}
-
 export const STYLE = `
 :root{color-scheme:light dark;--bg:#f6f7fb;--card:#fff;--ink:#1c2030;--muted:#5b6275;--accent:#3056d3;--track:#e3e7f2;--line:#eceef5}
 @media (prefers-color-scheme:dark){:root{--bg:#11131a;--card:#1b1e28;--ink:#eef0f6;--muted:#a5abbd;--accent:#7d9bff;--track:#2c3142;--line:#272b38}}
@@ -78,30 +40,45 @@ h1{font-size:1.5rem;line-height:1.25;margin:0 0 .5rem}p{margin:.5rem 0}.muted{co
 [role=status]>.muted:first-child{margin-top:1.25rem}
 .big{font-size:2.5rem;line-height:1.15;font-weight:700;margin:0 0 .75rem;font-variant-numeric:tabular-nums}
 dl{margin:1rem 0}dl>div{display:flex;flex-wrap:wrap;justify-content:space-between;gap:0 1rem;padding:.375rem 0}dl>div+div{border-top:1px solid var(--line)}
-dt{color:var(--muted)}dd{margin:0 0 0 auto;font-weight:600;text-align:right;font-variant-numeric:tabular-nums}
+dt{color:var(--muted)}dd{margin:0;margin-inline-start:auto;font-weight:600;text-align:end;font-variant-numeric:tabular-nums}
 progress{display:block;width:100%;height:.75rem;appearance:none;border:0;border-radius:1rem;background:var(--track);overflow:hidden}
 progress::-webkit-progress-bar{background:var(--track)}progress::-webkit-progress-value{background:var(--accent)}progress::-moz-progress-bar{background:var(--accent)}
 @media (max-width:400px){main{padding:1rem .75rem}.card{padding:1.25rem}.big{font-size:2.25rem}}
 `
 
-/** The status poller, served as /_anteroom/queue.js. */
+/** A JSON text as JavaScript source in ASCII (\u escapes), for the script's English defaults. */
+function asciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
+
+/**
+ * The status poller, served as /_anteroom/queue.js. It writes the wait and its range in the page's
+ * language as texts.ts does: the words come from the page (data-i18n, absent in English: the script's
+ * own defaults), the numbers and plurals from the browser's Intl for <html lang>.
+ */
 export const POLL_SCRIPT = `(function(){var el=document.getElementById('anteroom');if(!el)return;
+var D=${asciiJson(liveTexts('en'))},L=D,a=el.getAttribute('data-i18n');if(a){try{L=JSON.parse(a)}catch(e){}}
+var lang=document.documentElement.lang||'en',nf,pr;try{nf=new Intl.NumberFormat(lang,{maximumFractionDigits:0});pr=new Intl.PluralRules(lang)}catch(e){nf=new Intl.NumberFormat('en');pr=new Intl.PluralRules('en')}
+function num(n){return nf.format(n)}
+function say(k,v,n){var t=L[k]||D[k]||'';if(typeof t==='object')t=(n===undefined?t.other:t[pr.select(n)]||t.other)||'';
+return t.replace(/\\{(\\w+)\\}/g,function(m,x){return x==='n'?(n===undefined?'':num(n)):(v&&x in v?v[x]:'')})}
 var t0=Date.now(),cds=document.querySelectorAll('[data-in]');function two(n){return (n<10?'0':'')+n}
 function cd(){for(var i=0;i<cds.length;i++){var c=cds[i],s=Math.max(0,Math.ceil(Number(c.getAttribute('data-in'))-(Date.now()-t0)/1000));
-c.textContent=(s>=86400?Math.floor(s/86400)+' d ':'')+two(Math.floor(s%86400/3600))+':'+two(Math.floor(s%3600/60))+':'+two(s%60)}}
+c.textContent=(s>=86400?say('countdown.days',0,Math.floor(s/86400))+' ':'')+two(Math.floor(s%86400/3600))+':'+two(Math.floor(s%3600/60))+':'+two(s%60)}}
 if(cds.length){cd();setInterval(cd,1000)}
 var me=document.currentScript,ver=me&&/[?&]v=([0-9a-z]+)/.exec(me.src);document.cookie='anteroom_js='+(ver?ver[1]:'0')+'; Path=/; SameSite=Lax; Max-Age=86400';
 var room=el.getAttribute('data-room'),every=Number(el.getAttribute('data-refresh'))*1000,next=Number(el.getAttribute('data-next'))*1000||every;
 function set(id,v){var n=document.getElementById(id);if(n)n.textContent=v}
-function eta(s){if(s===null)return 'unknown for now';if(s<60)return 'under a minute';var m=Math.round(s/60);if(m<60)return 'about '+m+' minute'+(m===1?'':'s');return 'about '+Math.floor(m/60)+' h '+(m%60)+' min'}
-function mins(m){return m<60?m+' min':m%60===0?m/60+' h':Math.floor(m/60)+' h '+(m%60)+' min'}
-function range(r){if(!r)return '';var l=Math.round(r[0]/60),h=Math.round(r[1]/60),e=' \\u2014 an estimate';if(h<1)return 'Under a minute'+e;if(l===h)return 'An estimate: it follows how fast the line moves';
-if(l<1)return 'Up to '+(h<60?h+' minute'+(h===1?'':'s'):mins(h))+e;if(h<60)return 'Between '+l+' and '+h+' minutes'+e;return 'Between '+mins(l)+' and '+mins(h)+e}
+function hm(m){return say('dur.hMin',{h:num(Math.floor(m/60)),m:num(m%60)})}
+function mins(m){return m<60?say('dur.min',0,m):m%60===0?say('dur.h',0,m/60):hm(m)}
+function eta(s){if(s===null)return say('eta.unknown');if(s<60)return say('eta.underMinute');var m=Math.round(s/60);return m<60?say('eta.minutes',0,m):say('eta.hours',{duration:hm(m)})}
+function range(r){if(!r)return '';var l=Math.round(r[0]/60),h=Math.round(r[1]/60);if(h<1)return say('range.underMinute');if(l===h)return say('range.same');
+if(l<1)return say('range.upTo',{high:h<60?say('dur.minutes',0,h):mins(h)});if(h<60)return say('range.minutes',{low:num(l)},h);return say('range.between',{low:mins(l),high:mins(h)})}
 function tick(){fetch('/_anteroom/status?room='+encodeURIComponent(room),{headers:{accept:'application/json'},credentials:'same-origin',cache:'no-store'})
 .then(function(r){return r.json()}).then(function(s){
 if(s.state==='admitted'){location.reload();return}
 if(s.state!==el.getAttribute('data-state')){location.reload();return}
-if(typeof s.position==='number'){set('position',s.position.toLocaleString());set('ahead',s.ahead.toLocaleString());set('waiting',s.waiting.toLocaleString());
+if(typeof s.position==='number'){set('position',num(s.position));set('ahead',num(s.ahead));set('waiting',num(s.waiting));
 var p=document.getElementById('progress');if(p&&s.waiting>0){p.value=Math.max(0,s.waiting-s.ahead);p.max=s.waiting}}
 set('eta',eta(s.etaSeconds));var n=document.getElementById('eta-range');if(n){n.textContent=range(s.etaRange);n.hidden=!s.etaRange}
 next=typeof s.nextPollSeconds==='number'&&s.nextPollSeconds>0?s.nextPollSeconds*1000:every}).catch(function(){next=every}).then(function(){setTimeout(tick,next)})}
@@ -113,7 +90,7 @@ export function refreshAfter(v: VisitorStatus): number {
 }
 
 /** A page that will not change by itself: nothing to refresh or poll. */
-const finalState = (v: VisitorStatus) => v.state === 'closed' || v.state === 'ended'
+export const finalState = (v: { state: string }) => v.state === 'closed' || v.state === 'ended'
 
 /**
  * The queue page's style sheet and script, served by the edge as files of their own
@@ -133,20 +110,44 @@ function digest(text: string): string {
   return (h >>> 0).toString(36)
 }
 
-const PAGE_HEAD = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<link rel="stylesheet" href="${QUEUE_ASSETS.css.path}?v=${QUEUE_ASSETS.css.version}">`
+const SHEET = `<link rel="stylesheet" href="${QUEUE_ASSETS.css.path}?v=${QUEUE_ASSETS.css.version}">`
 const PAGE_TAIL_POLLING = `<script src="${QUEUE_ASSETS.js.path}?v=${QUEUE_ASSETS.js.version}"></script></body></html>`
 const PAGE_TAIL_FINAL = '</body></html>'
 
+/** `<html>` in the page's language and direction (dir only for right-to-left: left-to-right is the default). */
+function htmlTag(locale: Locale): string {
+  return `<html lang="${locale}"${localeDir(locale) === 'rtl' ? ' dir="rtl"' : ''}>`
+}
+
+/** The page head up to its title: the edge's style sheet, then a template's own (already allowed and escaped), if any. */
+function pageHead(locale: Locale, sheet?: string): string {
+  return `<!doctype html>
+${htmlTag(locale)}<head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+${SHEET}${sheet === undefined ? '' : `<link rel="stylesheet" href="${sheet}">`}`
+}
+
+/** Text for a single-quoted attribute: JSON keeps its double quotes as they are. */
+function singleQuoted(s: string): string {
+  return s.replace(/[&'<>]|[\u00a0-\u{10ffff}]/gu, (c) => `&#${c.codePointAt(0)};`)
+}
+
+/** The script's words in the page's language (none in English: the script has them). */
+const liveAttrs = new Map<Locale, string>()
+function liveAttr(locale: Locale): string {
+  if (locale === 'en') return ''
+  let attr = liveAttrs.get(locale)
+  if (attr === undefined) liveAttrs.set(locale, (attr = ` data-i18n='${singleQuoted(JSON.stringify(liveTexts(locale)))}'`))
+  return attr
+}
+
 /**
  * The queue page. Its text is ASCII (escapeHtml), so a one-byte string. Everything but the visitor's
- * own numbers is its frame, the same for every visitor of a room in a state and so made once
- * (frameFor): a page is the frame's four pieces and three numbers.
+ * own numbers is its frame, the same for every visitor of a room in a state and a language and so made
+ * once (frameFor): a page is the frame's four pieces and three numbers.
  */
-export function queuePage(v: VisitorStatus, text: RoomText): string {
-  const f = frameFor(v, text)
-  return `${f.head}${finalState(v) ? '' : refreshAfter(v)}${f.beforeNext}${v.nextPollSeconds}${f.beforeNumbers}${numbersBlock(v)}${f.tail}`
+export function queuePage(v: VisitorStatus, text: RoomText, locale: Locale = 'en'): string {
+  const f = frameFor(v, text, locale)
+  return `${f.head}${finalState(v) ? '' : refreshAfter(v)}${f.beforeNext}${v.nextPollSeconds}${f.beforeNumbers}${numbersBlock(v, f.texts)}${f.tail}`
 }
 
 /**
@@ -158,161 +159,217 @@ interface PageFrame {
   beforeNext: string
   beforeNumbers: string
   tail: string
+  texts: Texts
   /** What else it was made from: a frame is used only for a page of the same. */
   room: string
   refreshSeconds: number
 }
 
-/** A room text's frames, by state; a state's frame without a place (sold out to a newcomer) apart. */
-const frames = new WeakMap<RoomText, Map<string, { placed?: PageFrame; unplaced?: PageFrame }>>()
+type Kept = { placed?: PageFrame; unplaced?: PageFrame }
+/** A room text's frames, by language and state; a state's frame without a place (sold out to a newcomer) apart. */
+const frames = new WeakMap<RoomText, Map<Locale, Map<string, Kept>>>()
 
 /**
  * The visitor's frame, made once per room text (the room's settings: new ones when they change),
- * state and whether the visitor has a place. A scheduled room's page has the visitor's ticket and the
- * schedule's times in it: its frame is made for the page.
+ * language, state and whether the visitor has a place. A scheduled room's page has the visitor's
+ * ticket and the schedule's times in it: its frame is made for the page.
  */
-function frameFor(v: VisitorStatus, text: RoomText): PageFrame {
-  if (v.schedule !== undefined || v.ticket !== undefined) return pageFrame(v, text)
-  let byState = frames.get(text)
-  if (byState === undefined) frames.set(text, (byState = new Map()))
+function frameFor(v: VisitorStatus, text: RoomText, locale: Locale): PageFrame {
+  if (v.schedule !== undefined || v.ticket !== undefined) return pageFrame(v, text, locale)
+  let byLocale = frames.get(text)
+  if (byLocale === undefined) frames.set(text, (byLocale = new Map()))
+  let byState = byLocale.get(locale)
+  if (byState === undefined) byLocale.set(locale, (byState = new Map()))
   let kept = byState.get(v.state)
   if (kept === undefined) byState.set(v.state, (kept = {}))
   const placed = v.position !== null
   let f = placed ? kept.placed : kept.unplaced
   if (f === undefined || f.room !== v.room || f.refreshSeconds !== v.refreshSeconds) {
-    f = pageFrame(v, text)
+    f = pageFrame(v, text, locale)
     if (placed) kept.placed = f
     else kept.unplaced = f
   }
   return f
 }
 
+/** The room's title and message: as the room wrote them, or its defaults in the page's language. */
+export function roomWords(text: RoomText, t: Texts, html: boolean): { title: string; message: string } {
+  const own = (value: string, fallback: string, key: 'queued.title' | 'queued.message') =>
+    value === fallback && t.locale !== 'en' ? (html ? t.html(key) : t.say(key)) : html ? escapeRoomText(value) : value
+  return {
+    title: own(text.title, ROOM_SETTINGS.title.default, 'queued.title'),
+    message: own(text.message, ROOM_SETTINGS.message.default, 'queued.message'),
+  }
+}
+
+/** The state's headline and sentence (the room's own words while queued), as text or HTML. */
+export function stateWords(
+  v: Pick<VisitorStatus, 'state' | 'position' | 'schedule'>,
+  text: RoomText,
+  t: Texts,
+  html: boolean,
+): { headline: string; lead: string } {
+  const say = (key: Parameters<Texts['say']>[0], vars?: Vars) => (html ? t.html(key, vars) : t.say(key, vars))
+  const time = (iso: string) => (html ? escapeHtml(t.scheduleTime(iso)) : t.scheduleTime(iso))
+  switch (v.state) {
+    case 'closed':
+    case 'ended':
+    case 'busy':
+    case 'paused':
+    case 'recovering':
+      return { headline: say(`${v.state}.headline`), lead: say(`${v.state}.lead`) }
+    case 'scheduled':
+      return {
+        headline: say('scheduled.headline'),
+        lead: v.schedule ? say('scheduled.lead', { prequeueAt: time(v.schedule.prequeueAt), opensAt: time(v.schedule.opensAt) }) : '',
+      }
+    case 'prequeue':
+      return { headline: say('prequeue.headline'), lead: v.schedule ? say('prequeue.lead', { opensAt: time(v.schedule.opensAt) }) : '' }
+    case 'sold_out':
+      return { headline: say('soldOut.headline'), lead: say(v.position === null ? 'soldOut.leadNoPlace' : 'soldOut.leadPlace') }
+    case 'all_held':
+      return { headline: say('allHeld.headline'), lead: say('allHeld.lead') }
+    default: {
+      const words = roomWords(text, t, html)
+      return { headline: words.title, lead: words.message }
+    }
+  }
+}
+
 /**
- * The same text as one flat string. V8 keeps a text made with + or a template as a tree of its pieces,
- * walked again whenever it is copied, and a frame is copied into every page. A JSON round trip makes
- * a new, flat string (join and slice may hand back the tree itself); the text is ASCII (escapeHtml).
+ * The shell every queue page shares, built-in or a room's template, around its body: `head` ends
+ * where the noscript refresh's seconds go (none for a page that does not move: a final one, or a
+ * preview), `open` where data-next's seconds go, `close` after the body. `sheet` is a template's
+ * allowed style sheet URL, as HTML.
  */
-function flat(tree: string): string {
-  return JSON.parse(JSON.stringify(tree)) as string
+export function pageShell(
+  v: Pick<VisitorStatus, 'room' | 'refreshSeconds'> & { state: string },
+  locale: Locale,
+  title: string,
+  sheet?: string,
+  moves: boolean = !finalState(v),
+): { head: string; open: string; close: string } {
+  const final = !moves
+  return {
+    head: `${pageHead(locale, sheet)}<title>${title}</title>${final ? '' : '<noscript><meta http-equiv="refresh" content="'}`,
+    open: `${final ? '' : '"></noscript>'}</head>
+<body><main id="anteroom" data-room="${escapeRoomText(v.room)}" data-state="${v.state}" data-refresh="${v.refreshSeconds}"${liveAttr(locale)} data-next="`,
+    close: `</main>${final ? PAGE_TAIL_FINAL : PAGE_TAIL_POLLING}`,
+  }
 }
 
 /** The page around the visitor's numbers. */
-function pageFrame(v: VisitorStatus, text: RoomText): PageFrame {
-  const headline =
-    v.state === 'closed'
-      ? 'This sale is closed'
-      : v.state === 'ended'
-        ? 'Your session was ended'
-        : v.state === 'busy'
-          ? 'We are busy right now'
-          : v.state === 'paused'
-            ? 'The line is paused'
-            : v.state === 'recovering'
-              ? 'We are restoring the line'
-              : v.state === 'scheduled'
-                ? 'This sale has not opened yet'
-                : v.state === 'prequeue'
-                  ? 'You are in the pre-queue'
-                  : v.state === 'sold_out'
-                    ? 'Sold out'
-                    : v.state === 'all_held'
-                      ? 'Every seat is held right now'
-                      : escapeRoomText(text.title)
-  const lead =
-    v.state === 'closed'
-      ? 'Nobody is being let in any more. Thank you for your patience.'
-      : v.state === 'ended'
-        ? 'The organisers ended your session, so you have no place in line. If you think this is a mistake, contact them.'
-        : v.state === 'busy'
-          ? 'We are busy; you keep your place. This page tries again by itself.'
-          : v.state === 'paused'
-            ? 'Nobody is being let in for the moment. You keep your place in line.'
-            : v.state === 'recovering'
-              ? 'Our waiting room had a hiccup. Everyone is being put back in the order they arrived, and nobody is let in until that is done (well under a minute). Keep this page open: you keep your place.'
-              : v.state === 'scheduled' && v.schedule
-                ? `The pre-queue opens at ${timeText(v.schedule.prequeueAt)} and the sale at ${timeText(v.schedule.opensAt)}. Everyone who comes during the pre-queue gets a place in a random order, drawn when the sale opens, so there is no need to be first.`
-                : v.state === 'prequeue' && v.schedule
-                  ? `When the sale opens at ${timeText(v.schedule.opensAt)}, everyone in the pre-queue gets a place in a random order, drawn then. Arriving earlier gains nothing, and neither does refreshing: keep this page open.`
-                  : v.state === 'sold_out'
-                    ? v.position === null
-                      ? 'Everything has been sold, so nobody is being let in. This page checks by itself in case any come back.'
-                      : 'Everything has been sold, so nobody is being let in. You keep your place in line in case any come back.'
-                    : v.state === 'all_held'
-                      ? 'Every seat is held right now; some may come back. People holding them have a few minutes to pay, and when a hold runs out or is released the line moves again. You keep your place.'
-                      : escapeRoomText(text.message)
-  const refreshes = finalState(v)
-    ? ''
-    : `<p class="muted">This page refreshes itself every ${v.refreshSeconds} seconds. Please keep it open; refreshing does not lose your place.</p>`
-  const final = finalState(v)
+function pageFrame(v: VisitorStatus, text: RoomText, locale: Locale): PageFrame {
+  const t = texts(locale)
+  const { headline, lead } = stateWords(v, text, t, true)
+  const refreshes = finalState(v) ? '' : `<p class="muted">${t.html('page.refreshes', undefined, v.refreshSeconds)}</p>`
+  const shell = pageShell(v, locale, headline)
   return {
-    head: flat(`${PAGE_HEAD}<title>${headline}</title>${final ? '' : '<noscript><meta http-equiv="refresh" content="'}`),
-    beforeNext: flat(`${final ? '' : '"></noscript>'}</head>
-<body><main id="anteroom" data-room="${escapeRoomText(v.room)}" data-state="${v.state}" data-refresh="${v.refreshSeconds}" data-next="`),
+    head: flat(shell.head),
+    beforeNext: flat(shell.open),
     beforeNumbers: flat(`">
 <div class="card" role="region" aria-labelledby="headline">
 <h1 id="headline">${headline}</h1>
 <p>${lead}</p>
 <div role="status" aria-live="polite" aria-atomic="false">`),
-    tail: flat(`</div>${drawBlock(v)}
+    tail: flat(`</div>${drawBlock(v, t)}
 ${refreshes}
-</div></main>${final ? PAGE_TAIL_FINAL : PAGE_TAIL_POLLING}`),
+</div>${shell.close}`),
+    texts: t,
     room: v.room,
     refreshSeconds: v.refreshSeconds,
   }
 }
 
-/** The visitor's own numbers: their place, the line and the wait, or a scheduled room's countdown. */
-function numbersBlock(v: VisitorStatus): string {
-  if (v.state === 'scheduled' || v.state === 'prequeue') return scheduleBlock(v)
-  if (v.position === null) return ''
-  return `<p class="muted">Your place in line</p>
-<p class="big" id="position">${grouped(v.position)}</p>
-<progress id="progress" max="${v.waiting ?? 1}" value="${Math.max(0, (v.waiting ?? 0) - (v.ahead ?? 0))}" aria-label="Progress through the line"></progress>
+/** The numbers block's fixed pieces in a language, around the visitor's numbers. */
+interface NumberPieces {
+  position: string
+  max: string
+  value: string
+  ahead: string
+  waiting: string
+  eta: string
+  range: string
+}
+const numberPieces = new Map<Locale, NumberPieces>()
+function piecesFor(t: Texts): NumberPieces {
+  let p = numberPieces.get(t.locale)
+  if (p === undefined) {
+    p = {
+      position: flat(`<p class="muted">${t.html('numbers.position')}</p>
+<p class="big" id="position">`),
+      max: '</p>\n<progress id="progress" max="',
+      value: '" value="',
+      ahead: flat(`" aria-label="${t.html('numbers.progress')}"></progress>
 <dl>
-<div><dt>People ahead of you</dt><dd id="ahead">${grouped(v.ahead ?? 0)}</dd></div>
-<div><dt>People in line</dt><dd id="waiting">${grouped(v.waiting ?? 0)}</dd></div>
-<div><dt>Estimated wait</dt><dd id="eta">${formatEta(v.etaSeconds)}</dd></div>
-</dl>
-<p class="muted" id="eta-range"${v.etaRange === null ? ' hidden' : ''}>${formatEtaRange(v.etaRange)}</p>`
+<div><dt>${t.html('numbers.ahead')}</dt><dd id="ahead">`),
+      waiting: flat(`</dd></div>
+<div><dt>${t.html('numbers.waiting')}</dt><dd id="waiting">`),
+      eta: flat(`</dd></div>
+<div><dt>${t.html('numbers.eta')}</dt><dd id="eta">`),
+      range: '</dd></div>\n</dl>\n<p class="muted" id="eta-range"',
+    }
+    numberPieces.set(t.locale, p)
+  }
+  return p
 }
 
-/** An ISO time as written in the schedule, with its zone: "10:00 on 2026-12-01 (UTC+01:00)". */
-export function timeText(iso: string): string {
-  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(?::\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.exec(iso)
-  if (m === null) return escapeHtml(iso)
-  return `${m[2]} on ${m[1]} (UTC${m[3] === 'Z' ? '' : m[3]})`
+/** A count as HTML: ASCII digits in English, a character reference for any other character. */
+function countHtml(t: Texts, n: number): string {
+  const s = t.count(n)
+  return t.locale === 'en' ? s : escapeHtml(s)
+}
+
+/** The visitor's own numbers: their place, the line and the wait, or a scheduled room's countdown. */
+function numbersBlock(v: VisitorStatus, t: Texts): string {
+  if (v.state === 'scheduled' || v.state === 'prequeue') return scheduleBlock(v, t)
+  if (v.position === null) return ''
+  const p = piecesFor(t)
+  return `${p.position}${countHtml(t, v.position)}${p.max}${v.waiting ?? 1}${p.value}${Math.max(0, (v.waiting ?? 0) - (v.ahead ?? 0))}${p.ahead}${countHtml(t, v.ahead ?? 0)}${p.waiting}${countHtml(t, v.waiting ?? 0)}${p.eta}${t.eta(v.etaSeconds, true)}${p.range}${v.etaRange === null ? ' hidden' : ''}>${t.etaRange(v.etaRange, true)}</p>`
 }
 
 /** A scheduled room before its opening: the countdown, and how many are in the pre-queue. */
-function scheduleBlock(v: VisitorStatus): string {
+function scheduleBlock(v: VisitorStatus, t: Texts): string {
   const s = v.schedule
   if (s === undefined) return ''
   const pre = v.state === 'scheduled'
-  const count = pre ? '' : `<dl><div><dt>People in the pre-queue</dt><dd id="waiting">${grouped(v.waiting ?? 0)}</dd></div></dl>`
-  return `<p class="muted">${pre ? 'The pre-queue opens in' : 'The sale opens in'}</p>
-<p class="big" id="countdown" data-in="${pre ? s.prequeueInSeconds : s.opensInSeconds}">${clockText(pre ? s.prequeueInSeconds : s.opensInSeconds)}</p>${count}`
-}
-
-function clockText(seconds: number): string {
-  const two = (n: number) => String(n).padStart(2, '0')
-  const days = Math.floor(seconds / 86_400)
-  return `${days > 0 ? `${days} d ` : ''}${two(Math.floor((seconds % 86_400) / 3600))}:${two(Math.floor((seconds % 3600) / 60))}:${two(seconds % 60)}`
+  const count = pre ? '' : `<dl><div><dt>${t.html('schedule.waiting')}</dt><dd id="waiting">${countHtml(t, v.waiting ?? 0)}</dd></div></dl>`
+  const seconds = pre ? s.prequeueInSeconds : s.opensInSeconds
+  return `<p class="muted">${t.html(pre ? 'schedule.prequeueIn' : 'schedule.opensIn')}</p>
+<p class="big" id="countdown" data-in="${seconds}">${escapeHtml(t.countdown(seconds))}</p>${count}`
 }
 
 /** A scheduled room: the visitor's ticket, and after the draw their value and rank, with how to check them. */
-function drawBlock(v: VisitorStatus): string {
+function drawBlock(v: VisitorStatus, t: Texts): string {
   if (v.ticket === undefined) return ''
-  const ticket = `<p class="muted">Your ticket in the draw: <code id="ticket">${escapeHtml(v.ticket)}</code></p>`
+  const ticket = `<p class="muted">${t.html('draw.ticket', { ticket: `<code id="ticket">${escapeHtml(v.ticket)}</code>` })}</p>`
   if (v.draw === undefined) return ticket
+  const rank = `<strong>${t.html('draw.rank', undefined, v.draw.rank)}</strong>`
+  const value = `<code>${escapeHtml(v.draw.value.slice(0, 16))}&hellip;</code>`
+  const link = `<a href="${escapeHtml(v.draw.check)}">${t.html('draw.link')}</a>`
+  const formula = `${escapeHtml(v.room)}:${t.html('draw.yourTicket')}`
   return `${ticket}
-<p class="muted" id="draw">You were drawn <strong>number ${grouped(v.draw.rank)}</strong> of the pre-queue; your draw value is <code>${escapeHtml(v.draw.value.slice(0, 16))}&hellip;</code>.
-Anyone can check the draw: <a href="${escapeHtml(v.draw.check)}">the published seed and every value</a>; the value is HMAC-SHA256(seed, "${escapeHtml(v.room)}:your ticket").</p>`
+<p class="muted" id="draw">${t.html('draw.drawn', { rank, value })}
+${t.html('draw.check', { link, formula })}</p>`
 }
 
-export function errorPage(status: number, title: string, detail: string): string {
+/** A visitor's error page, in their language: `title` and `detail` are text. */
+export function errorPage(status: number, title: string, detail: string, locale: Locale = 'en'): string {
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+${htmlTag(locale)}<head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
 <body><main><div class="card" role="alert"><h1>${escapeHtml(title)}</h1><p>${escapeHtml(detail)}</p>
-<p class="muted">Error ${status}</p></div></main></body></html>`
+<p class="muted">${texts(locale).html('error.status', { status: String(status) })}</p></div></main></body></html>`
+}
+
+/**
+ * A visitor's error page in their language: the catalogue's title and text for the code. In English,
+ * or for a code the catalogues do not have, the registry's words (and an error's own message, when it
+ * is one for clients).
+ */
+export function visitorErrorPage(p: Problem, locale: Locale): string {
+  const title = `error.${p.code}.title` as MessageKey
+  if (locale === 'en' || !Object.hasOwn(CATALOGUES.en, title)) return errorPage(p.status, p.title, p.detail, locale)
+  const t = texts(locale)
+  return errorPage(p.status, t.say(title), t.say(`error.${p.code}.detail` as MessageKey), locale)
 }

@@ -3,12 +3,15 @@
 // that solves it in a Web Worker), and that worker's script, served from GET /_anteroom/pow-worker.js.
 import type { Context } from 'hono'
 import { AnteroomError, type ErrorCode } from '../core/errors.js'
+import type { Locale } from '../core/locales.js'
 import { type ChallengeStatus, challengeStatus, POW_HEADER, type PowProblem } from '../core/pow.js'
 import type { RoomSettings } from '../core/settings.js'
 import type { EdgeContext } from './edge-context.js'
-import { escapeHtml, STYLE } from './pages.js'
+import { texts } from './i18n.js'
+import { type CompiledTemplate, renderTemplate, templatePolicy, templateView } from './page-templates.js'
+import { escapeHtml, QUEUE_ASSETS, STYLE } from './pages.js'
 import { type Incoming, ownSource } from './request.js'
-import { NO_STORE } from './responses.js'
+import { langCookie, NO_STORE, PAGE_VARY, visitorLocale } from './responses.js'
 
 export const POW_WORKER_PATH = '/_anteroom/pow-worker.js'
 
@@ -62,12 +65,25 @@ export async function challengeResponse(
     headers['content-type'] = 'application/json; charset=utf-8'
     return new Response(JSON.stringify(status), { headers })
   }
+  const { locale, keep } = visitorLocale(req, room)
+  const template = edge.deps.pages?.get(room.template)
+  const script = `script-src 'sha256-${await edge.powScriptHash}'; worker-src ${ownSource(req, POW_WORKER_PATH)}; connect-src 'self'`
   headers['content-type'] = 'text/html; charset=utf-8'
+  // A template's page links the edge's style sheet and its own; the built-in one has its styles inline.
   headers['content-security-policy'] =
-    `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${await edge.powScriptHash}'; worker-src ${ownSource(req, POW_WORKER_PATH)}; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`
+    template === undefined
+      ? `default-src 'none'; style-src 'unsafe-inline'; ${script}; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`
+      : template.sheet === undefined
+        ? `default-src 'none'; style-src ${ownSource(req, QUEUE_ASSETS.css.path)}; ${script}; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`
+        : `${templatePolicy(ownSource(req, QUEUE_ASSETS.css.path), undefined, template.sheet)}; ${script}; frame-ancestors 'none'`
   headers['x-content-type-options'] = 'nosniff'
   headers['referrer-policy'] = 'no-referrer'
-  return new Response(challengePage(room, status), { headers })
+  headers.vary = PAGE_VARY
+  const page = challengePage(room, status, locale, template)
+  if (keep === undefined) return new Response(page, { headers })
+  const list = new Headers(headers)
+  list.append('set-cookie', langCookie(keep, req.secure))
+  return new Response(page, { headers: list })
 }
 
 /** GET /_anteroom/pow-worker.js: the solver, run by the challenge page in a Web Worker. */
@@ -98,32 +114,52 @@ var hashes=await Promise.all(batch);for(k=0;k<64;k++){if(zeros(new Uint8Array(ha
  * challenge, solved again (twice at most). The solve time goes into data-solve-ms.
  */
 export const POW_PAGE_SCRIPT = `(function(){var el=document.getElementById('anteroom');if(!el)return;
-var room=el.getAttribute('data-room'),tries=0,st=document.getElementById('pow-state');
-function say(t){st.textContent=t}
+var room=el.getAttribute('data-room'),tries=0,st=document.getElementById('pow-state'),W={};try{W=JSON.parse(el.getAttribute('data-words')||'{}')}catch(e){}
+function say(t,k){if(st)st.textContent=W[k]||t}
 function later(){setTimeout(function(){location.reload()},Number(el.getAttribute('data-refresh'))*1000)}
-function solve(ch){say('Working\\u2026');var n=Math.min(4,Math.max(1,navigator.hardwareConcurrency||1)),ws=[],done=false;
+function solve(ch){say('Working\\u2026','working');var n=Math.min(4,Math.max(1,navigator.hardwareConcurrency||1)),ws=[],done=false;
 function stop(){for(var i=0;i<ws.length;i++)ws[i].terminate()}
-function broken(){stop();say('Your browser could not run the check. Please reload the page.')}
+function broken(){stop();say('Your browser could not run the check. Please reload the page.','broken')}
 try{for(var i=0;i<n;i++)ws.push(new Worker('${POW_WORKER_PATH}'))}catch(e){broken();return}
 ws.forEach(function(w,i){w.onerror=broken;w.onmessage=function(e){if(done)return;done=true;stop();el.setAttribute('data-solve-ms',String(Math.round(e.data.ms)));send(e.data.answer)};
 w.postMessage({challenge:ch.value,difficulty:ch.difficulty,start:i,step:n})})}
 function send(answer){fetch('/_anteroom/status?room='+encodeURIComponent(room),{headers:{accept:'application/json','${POW_HEADER}':answer},credentials:'same-origin',cache:'no-store'})
 .then(function(r){return r.json().then(function(b){return{ok:r.ok,b:b}})}).then(function(x){var b=x.b||{};
-if(b.state&&b.state!=='challenge'){say('Done.');if(x.ok)location.reload();else later();return}
+if(b.state&&b.state!=='challenge'){say('Done.','done');if(x.ok)location.reload();else later();return}
 var ch=b.error&&b.error.challenge;if(ch&&++tries<3){solve(ch);return}
-say('The check did not go through. Please reload the page.')}).catch(function(){say('The waiting room did not answer; trying again shortly.');later()})}
+say('The check did not go through. Please reload the page.','failed')}).catch(function(){say('The waiting room did not answer; trying again shortly.','retry');later()})}
 solve({value:el.getAttribute('data-challenge'),difficulty:Number(el.getAttribute('data-difficulty'))})})()`
 
-function challengePage(room: RoomSettings, status: ChallengeStatus): string {
+/** The script's words in the page's language (data-words; in English, its own). */
+const CHALLENGE_WORDS = ['working', 'broken', 'done', 'failed', 'retry'] as const
+
+/** The challenge page, in the visitor's language; with a room's template, its body in the edge's shell. */
+function challengePage(room: RoomSettings, status: ChallengeStatus, locale: Locale, template: CompiledTemplate | undefined): string {
   const { challenge } = status
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>Joining the line</title><style>${STYLE}</style></head>
-<body><main id="anteroom" data-room="${escapeHtml(room.id)}" data-state="challenge" data-refresh="${status.refreshSeconds}" data-challenge="${escapeHtml(challenge.value)}" data-difficulty="${challenge.difficulty}">
-<div class="card" role="region" aria-labelledby="headline">
-<h1 id="headline">Joining the line</h1>
-<p>To keep bots out, your browser solves a small puzzle before it joins the line. It takes a second or two and you need do nothing.</p>
-<p class="muted" id="pow-state" role="status" aria-live="polite"></p>
-<noscript><p><strong>This waiting room needs JavaScript to give you a place in line.</strong> Please turn JavaScript on and reload this page.</p></noscript>
-</div></main><script>${POW_PAGE_SCRIPT}</script></body></html>`
+  const t = texts(locale)
+  const words =
+    locale === 'en'
+      ? ''
+      : ` data-words="${escapeHtml(JSON.stringify(Object.fromEntries(CHALLENGE_WORDS.map((w) => [w, t.say(`challenge.${w}`)]))))}"`
+  const head = `<!doctype html>
+<html lang="${locale}"${t.dir === 'rtl' ? ' dir="rtl"' : ''}><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${t.html('challenge.headline')}</title>`
+  const styles =
+    template === undefined
+      ? `<style>${STYLE}</style>`
+      : `<link rel="stylesheet" href="${QUEUE_ASSETS.css.path}?v=${QUEUE_ASSETS.css.version}">${template.sheet === undefined ? '' : `<link rel="stylesheet" href="${template.sheet.html}">`}`
+  const state = `<p class="muted" id="pow-state" role="status" aria-live="polite"></p>
+<noscript><p><strong>${t.html('challenge.noscript')}</strong> ${t.html('challenge.noscriptHelp')}</p></noscript>`
+  const body =
+    template === undefined
+      ? `<div class="card" role="region" aria-labelledby="headline">
+<h1 id="headline">${t.html('challenge.headline')}</h1>
+<p>${t.html('challenge.lead')}</p>
+${state}
+</div>`
+      : `${renderTemplate(template, templateView({ ...status, state: 'challenge', room: room.id }, room, locale))}
+${state}`
+  return `${head}${styles}</head>
+<body><main id="anteroom" data-room="${escapeHtml(room.id)}" data-state="challenge" data-refresh="${status.refreshSeconds}" data-challenge="${escapeHtml(challenge.value)}" data-difficulty="${challenge.difficulty}"${words}>
+${body}</main><script>${POW_PAGE_SCRIPT}</script></body></html>`
 }

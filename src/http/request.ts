@@ -2,6 +2,7 @@
 // origin receives (core/path.ts), the host, the scheme the runtime saw, and the Cookie header.
 import type { Context } from 'hono'
 import { AnteroomError } from '../core/errors.js'
+import { LANG_PARAM } from '../core/locales.js'
 import { canonicalPath } from '../core/path.js'
 import { POW_HEADER } from '../core/pow.js'
 import { canonicalHost } from '../core/rooms.js'
@@ -27,6 +28,10 @@ export interface Incoming {
   powAnswer: string | null
   /** Whether the caller asked for JSON (an app polling), not a page (a browser): wantsJson. */
   json: boolean
+  /** The query's `lang` (a visitor's choice of language for the page, core/locales.ts), if any. */
+  lang: string | undefined
+  /** The Accept-Language header: the page's language when the visitor chose none. */
+  acceptLanguage: string | undefined
   /** The request's Hono context: its log lines' request id (request-id.ts). */
   context: Context
 }
@@ -41,11 +46,18 @@ export interface VisitorHeaders {
   cookie: string | undefined
   accept: string | undefined
   pow: string | undefined
+  acceptLanguage: string | undefined
 }
 
 /** The same through Hono, on any runtime. */
 export function honoHeaders(c: Context): VisitorHeaders {
-  return { host: c.req.header('host'), cookie: c.req.header('cookie'), accept: c.req.header('accept'), pow: c.req.header(POW_HEADER) }
+  return {
+    host: c.req.header('host'),
+    cookie: c.req.header('cookie'),
+    accept: c.req.header('accept'),
+    pow: c.req.header(POW_HEADER),
+    acceptLanguage: c.req.header('accept-language'),
+  }
 }
 
 /** What a request URL says, worked out once per URL text (a poll's URL is the same for every visitor). */
@@ -54,6 +66,8 @@ interface UrlFacts {
   host: string
   pathKey: string
   originPath: string
+  /** The query's `lang`, read once per URL text (most URLs have none). */
+  lang: string | undefined
 }
 const urlFacts = new Map<string, UrlFacts>()
 /**
@@ -70,7 +84,8 @@ function factsOf(href: string): UrlFacts {
   const url = new URL(href)
   const path = canonicalPath(url.pathname)
   if (!path.ok) throw new AnteroomError('ERR_BAD_PATH', `This address cannot be served: ${path.problem}.`, { field: 'path' })
-  facts = { authority: url.host, host: canonicalHost(url.host), pathKey: path.key, originPath: path.path + url.search }
+  const lang = url.search.includes(`${LANG_PARAM}=`) ? (url.searchParams.get(LANG_PARAM) ?? undefined) : undefined
+  facts = { authority: url.host, host: canonicalHost(url.host), pathKey: path.key, originPath: path.path + url.search, lang }
   if (href.length <= URL_REMEMBERED) {
     if (urlFacts.size >= URL_FACTS) urlFacts.clear()
     urlFacts.set(href, facts)
@@ -96,6 +111,8 @@ export function readIncoming(c: Context, deps: Pick<EdgeDeps, 'scheme' | 'secure
     client: deps.clientIp?.(c),
     powAnswer: headers.pow ?? null,
     json: asksForJson(headers.accept),
+    lang: facts.lang,
+    acceptLanguage: headers.acceptLanguage,
     context: c,
   }
 }

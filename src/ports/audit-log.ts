@@ -26,6 +26,10 @@ export const CHANGE_ACTIONS: readonly string[] = [
   'room.close',
   'access.create',
   'access.revoke',
+  // Page templates (admin/templates.ts): a room's page changes with them.
+  'template.create',
+  'template.update',
+  'template.delete',
 ]
 /** How long changes are kept: 90 days. */
 export const CHANGE_RETENTION_MS = 90 * 86_400_000

@@ -9,6 +9,7 @@ import type { ClaimGate } from './claim-gate.js'
 import type { DefenceStore } from './defence-store.js'
 import type { QueueStore } from './queue-store.js'
 import type { SettingsStore } from './settings-store.js'
+import type { TemplateStore } from './template-store.js'
 
 export interface Stores {
   queue: QueueStore
@@ -20,6 +21,8 @@ export interface Stores {
   gate: ClaimGate
   /** Each room's minutes, kept 30 days for the post-event report. */
   analytics: AnalyticsStore
+  /** The rooms' page templates (a room's `template` setting). */
+  templates: TemplateStore
   /** Each room's access codes and invite links, and their uses. */
   access: AccessStore
 }

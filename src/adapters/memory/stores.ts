@@ -10,6 +10,7 @@ import { MemoryClaimGate } from './claim-gate.js'
 import { MemoryDefenceStore } from './defence-store.js'
 import { MemoryQueueStore } from './queue-store.js'
 import { MemorySettingsStore } from './settings-store.js'
+import { MemoryTemplateStore } from './template-store.js'
 
 export function memoryStores(now: () => number = Date.now, gate?: ClaimGate): Stores {
   const queue = new MemoryQueueStore(now)
@@ -23,6 +24,7 @@ export function memoryStores(now: () => number = Date.now, gate?: ClaimGate): St
     gate: gate ?? new MemoryClaimGate(now),
     // A minute's sample reads the line, the sessions and the totals from the two stores above.
     analytics: new MemoryAnalyticsStore((room, at) => ({ ...queue.minuteCounts(room, at), refused: defence.refusedTotals(room) }), now),
+    templates: new MemoryTemplateStore(),
     access: new MemoryAccessStore(now),
   }
 }

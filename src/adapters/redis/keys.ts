@@ -53,6 +53,9 @@ export function accessKeys(room: string) {
 /** One hash of every room's settings, field = room id, value = {"rev": n, "settings": {...}}. */
 export const SETTINGS_KEY = 'anteroom:settings'
 
+/** One hash of the page templates (template-store.ts): <name> = {"rev": n, "template": {...}}, rev:<name> = n. */
+export const TEMPLATES_KEY = 'anteroom:templates'
+
 /**
  * The admin audit log (audit-log.ts). Its keys share the hash tag {audit}: one append or read
  * touches several of them in one MULTI or pipeline, which a Redis Cluster allows within one slot.

@@ -10,6 +10,7 @@ import { RedisDefenceStore } from './defence-store.js'
 import { RedisQueueStore } from './queue-store.js'
 import type { Scripts } from './scripts.js'
 import { RedisSettingsStore } from './settings-store.js'
+import { RedisTemplateStore } from './template-store.js'
 
 export function redisStores(redis: Redis | Cluster, scripts: Scripts): Stores {
   return {
@@ -20,6 +21,7 @@ export function redisStores(redis: Redis | Cluster, scripts: Scripts): Stores {
     defence: new RedisDefenceStore(redis, scripts),
     gate: new RedisClaimGate(redis, scripts),
     analytics: new RedisAnalyticsStore(redis, scripts),
+    templates: new RedisTemplateStore(redis, scripts),
     access: new RedisAccessStore(redis, scripts),
   }
 }

@@ -1,0 +1,117 @@
+// English: the source of truth. Every other catalogue has exactly these keys, and each of its texts the
+// same {placeholders} (test/locales.test.ts). The error texts are the registry's (core/errors.ts).
+import type { Plural } from './catalogue.js'
+
+export const en = {
+  // The room's own words, when it keeps the defaults (settings.ts): shown in the visitor's language.
+  'queued.title': 'You are in line',
+  'queued.message': 'Thanks for waiting. We let people in in the order they arrived.',
+  'page.refreshes': {
+    one: 'This page refreshes itself every second. Please keep it open; refreshing does not lose your place.',
+    other: 'This page refreshes itself every {n} seconds. Please keep it open; refreshing does not lose your place.',
+  },
+  'closed.headline': 'This sale is closed',
+  'closed.lead': 'Nobody is being let in any more. Thank you for your patience.',
+  'ended.headline': 'Your session was ended',
+  'ended.lead': 'The organisers ended your session, so you have no place in line. If you think this is a mistake, contact them.',
+  'busy.headline': 'We are busy right now',
+  'busy.lead': 'We are busy; you keep your place. This page tries again by itself.',
+  'paused.headline': 'The line is paused',
+  'paused.lead': 'Nobody is being let in for the moment. You keep your place in line.',
+  'recovering.headline': 'We are restoring the line',
+  'recovering.lead':
+    'Our waiting room had a hiccup. Everyone is being put back in the order they arrived, and nobody is let in until that is done (well under a minute). Keep this page open: you keep your place.',
+  'scheduled.headline': 'This sale has not opened yet',
+  'scheduled.lead':
+    'The pre-queue opens at {prequeueAt} and the sale at {opensAt}. Everyone who comes during the pre-queue gets a place in a random order, drawn when the sale opens, so there is no need to be first.',
+  'prequeue.headline': 'You are in the pre-queue',
+  'prequeue.lead':
+    'When the sale opens at {opensAt}, everyone in the pre-queue gets a place in a random order, drawn then. Arriving earlier gains nothing, and neither does refreshing: keep this page open.',
+  'soldOut.headline': 'Sold out',
+  'soldOut.leadNoPlace': 'Everything has been sold, so nobody is being let in. This page checks by itself in case any come back.',
+  'soldOut.leadPlace': 'Everything has been sold, so nobody is being let in. You keep your place in line in case any come back.',
+  'allHeld.headline': 'Every seat is held right now',
+  'allHeld.lead':
+    'Every seat is held right now; some may come back. People holding them have a few minutes to pay, and when a hold runs out or is released the line moves again. You keep your place.',
+  'challenge.headline': 'Joining the line',
+  'challenge.lead':
+    'To keep bots out, your browser solves a small puzzle before it joins the line. It takes a second or two and you need do nothing.',
+  'challenge.noscript': 'This waiting room needs JavaScript to give you a place in line.',
+  'challenge.noscriptHelp': 'Please turn JavaScript on and reload this page.',
+  'challenge.working': 'Working…',
+  'challenge.broken': 'Your browser could not run the check. Please reload the page.',
+  'challenge.done': 'Done.',
+  'challenge.failed': 'The check did not go through. Please reload the page.',
+  'challenge.retry': 'The waiting room did not answer; trying again shortly.',
+  'numbers.position': 'Your place in line',
+  'numbers.progress': 'Progress through the line',
+  'numbers.ahead': 'People ahead of you',
+  'numbers.waiting': 'People in line',
+  'numbers.eta': 'Estimated wait',
+  'schedule.prequeueIn': 'The pre-queue opens in',
+  'schedule.opensIn': 'The sale opens in',
+  'schedule.waiting': 'People in the pre-queue',
+  /** A schedule's time as written, in its own zone: {time} and {date} by Intl.DateTimeFormat, {zone} "UTC+01:00". */
+  'schedule.at': '{time} on {date} ({zone})',
+  'countdown.days': { one: '{n} d', other: '{n} d' },
+  'draw.ticket': 'Your ticket in the draw: {ticket}',
+  'draw.drawn': 'You were drawn {rank} of the pre-queue; your draw value is {value}.',
+  'draw.rank': { one: 'number {n}', other: 'number {n}' },
+  'draw.check': 'Anyone can check the draw: {link}; the value is HMAC-SHA256(seed, "{formula}").',
+  'draw.link': 'the published seed and every value',
+  'draw.yourTicket': 'your ticket',
+  // The wait estimate, as the page writes it and its script rewrites it with each poll.
+  'eta.unknown': 'unknown for now',
+  'eta.underMinute': 'under a minute',
+  'eta.minutes': { one: 'about {n} minute', other: 'about {n} minutes' },
+  'eta.hours': 'about {duration}',
+  'range.underMinute': 'Under a minute — an estimate',
+  'range.same': 'An estimate: it follows how fast the line moves',
+  'range.upTo': 'Up to {high} — an estimate',
+  /** Both ends under an hour: {low} and {n} (the high end) are minutes. */
+  'range.minutes': { one: 'Between {low} and {n} minute — an estimate', other: 'Between {low} and {n} minutes — an estimate' },
+  'range.between': 'Between {low} and {high} — an estimate',
+  'dur.minutes': { one: '{n} minute', other: '{n} minutes' },
+  'dur.min': '{n} min',
+  'dur.h': '{n} h',
+  'dur.hMin': '{h} h {m} min',
+  // The error pages visitors see (core/errors.ts: each code's title and visitor text).
+  'error.status': 'Error {status}',
+  'error.ERR_INTERNAL.title': 'Something went wrong',
+  'error.ERR_INTERNAL.detail': 'Please try again in a moment.',
+  'error.ERR_CONFIG.title': 'Not set up',
+  'error.ERR_CONFIG.detail': 'This waiting room is not set up correctly. Please try again later.',
+  'error.ERR_NOT_FOUND.title': 'Not found',
+  'error.ERR_NOT_FOUND.detail': 'There is nothing at this address.',
+  'error.ERR_BAD_REQUEST.title': 'Bad request',
+  'error.ERR_BAD_REQUEST.detail': 'This request cannot be served.',
+  'error.ERR_BODY_TOO_LARGE.title': 'Too much data',
+  'error.ERR_BODY_TOO_LARGE.detail': 'The data sent is too large.',
+  'error.ERR_BAD_PATH.title': 'Bad request',
+  'error.ERR_BAD_PATH.detail': 'This address cannot be served.',
+  'error.ERR_METHOD_NOT_ALLOWED.title': 'Method not allowed',
+  'error.ERR_METHOD_NOT_ALLOWED.detail': 'This kind of request is not served here.',
+  'error.ERR_HOST_NOT_SERVED.title': 'Wrong address',
+  'error.ERR_HOST_NOT_SERVED.detail': 'This site is not served here.',
+  'error.ERR_ORIGIN_TIMEOUT.title': 'The site is taking too long',
+  'error.ERR_ORIGIN_TIMEOUT.detail': 'The site behind this waiting room did not answer in time. Please try again.',
+  'error.ERR_ORIGIN_UNREACHABLE.title': 'The site is not reachable',
+  'error.ERR_ORIGIN_UNREACHABLE.detail': 'The site behind this waiting room could not be reached. Please try again shortly.',
+  'error.ERR_STORE_UNAVAILABLE.title': 'We are busy right now',
+  'error.ERR_STORE_UNAVAILABLE.detail': 'The waiting room cannot reach its store. Please try again in a moment.',
+  'error.ERR_TOKEN_INVALID.title': 'Not admitted',
+  'error.ERR_TOKEN_INVALID.detail': 'Your admission is not valid.',
+  'error.ERR_TOO_MANY_JOINS.title': 'Too many people from your network',
+  'error.ERR_TOO_MANY_JOINS.detail':
+    'Too many people from your network joined this line in the last minute. Please wait a moment and try again.',
+  'error.ERR_POW_INVALID.title': 'Bad request',
+  'error.ERR_POW_INVALID.detail': 'Please reload the page to join the line.',
+  'error.ERR_POW_EXPIRED.title': 'Please try again',
+  'error.ERR_POW_EXPIRED.detail': 'Please reload the page to join the line.',
+  'error.ERR_POW_INSUFFICIENT.title': 'Please try again',
+  'error.ERR_POW_INSUFFICIENT.detail': 'Please reload the page to join the line.',
+} as const satisfies Record<string, string | Plural>
+
+export type MessageKey = keyof typeof en
+/** A language's catalogue: every key of the English one. */
+export type Catalogue = { readonly [K in MessageKey]: (typeof en)[K] extends string ? string : Plural }
