@@ -12,6 +12,7 @@ import type { AccessDeps } from '../src/http/access.js'
 import { edgeApiDocument } from '../src/http/api-description.js'
 import { readCookie, serializeCookie } from '../src/http/cookies.js'
 import { renderError } from '../src/http/errors.js'
+import type { Guards } from '../src/http/guards.js'
 import type { Refusals } from '../src/http/refusals.js'
 import type { RoomDirectory } from '../src/http/room-directory.js'
 import type { AnalyticsStore } from '../src/ports/analytics-store.js'
@@ -21,6 +22,7 @@ import type { QueueStore } from '../src/ports/queue-store.js'
 import type { SettingsStore, VersionedRoom } from '../src/ports/settings-store.js'
 import { accessRoutes } from './access.js'
 import { ADMIN_COOKIE, type AdminAuth } from './auth.js'
+import { bypassRoutes } from './bypass.js'
 import { ADMIN_MODULE, AUDIT_KINDS, BULK_END_BODY, ETAG, SIGN_IN_BODY, VISITOR_ID } from './inputs.js'
 import { serveReport } from './report.js'
 import { checkTemplateRef, type TemplateDeps, templateRoutes } from './templates.js'
@@ -47,6 +49,10 @@ export interface AdminDeps {
   refusals: Refusals
   /** Each room's minutes: the post-event report (report.ts). */
   analytics: Pick<AnalyticsStore, 'minutes'>
+  /** Bypass rules and the human check (bypass.ts): unset, the API has no bypass routes. */
+  guards?: Guards
+  /** Settings against this deployment (a rule's secret, a human check's provider), given the settings before; throws naming the field. */
+  checkSettings?: (room: RoomSettings, before: RoomSettings) => void
   /** Access codes and invite links (access.ts); unset, the API has no access routes. */
   access?: AccessDeps
   /** Page templates and previews (templates.ts); unset, the API has no template routes and rooms name none. */
@@ -340,6 +346,7 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
     // An invalid value throws ERR_SETTINGS_INVALID naming the field: a 400.
     const next = parseRoomSettings(merge ? { ...current.settings, ...body, id: current.settings.id } : { ...body, id: current.settings.id })
     checkScheduleChange(current.settings, next, now())
+    deps.checkSettings?.(next, current.settings)
     if (deps.templates !== undefined) await checkTemplateRef(deps.templates.store, next, current.settings)
     const expected = ETAG.exec(ifMatch)?.[1]
     if (expected === undefined || Number(expected) !== current.rev) {
@@ -514,9 +521,22 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
       readJson: (c) => readJson(c),
     })
 
+  // A room's bypass rules and human check (bypass.ts).
+  if (deps.guards !== undefined) {
+    const guards = deps.guards
+    bypassRoutes(app, { settings: deps.settings, audit: deps.audit, rooms: deps.rooms, guards, now, readJson: (c) => readJson(c) })
+  }
+
   // Page templates and previews (templates.ts).
   if (deps.templates !== undefined)
-    templateRoutes(app, { templates: deps.templates, settings: deps.settings, audit: deps.audit, rooms: deps.rooms, now, readJson: (c) => readJson(c) })
+    templateRoutes(app, {
+      templates: deps.templates,
+      settings: deps.settings,
+      audit: deps.audit,
+      rooms: deps.rooms,
+      now,
+      readJson: (c) => readJson(c),
+    })
 
   app.all('/api/*', () => {
     throw new AnteroomError('ERR_NOT_FOUND', 'No such admin endpoint')

@@ -6,7 +6,8 @@
 # browser test drives Debian's chromium (never a downloaded browser) through playwright-core; the path
 # tests put Debian's nginx (nginx-light) and Python's http.server behind the edge as real origins.
 # wrk is the load generator of `npm run bench`, provisioned here with the rest. Debian's prometheus
-# (the server and promtool) scrapes the edge and the origin in test/prometheus.test.ts.
+# (the server and promtool) scrapes the edge and the origin in test/prometheus.test.ts. Debian's dnsmasq
+# (dnsmasq-base: the binary, no service) answers the crawler checks' DNS on loopback (test/support/dnsmasq.ts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +20,7 @@ compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need_apt+=(postgre
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 command -v wrk >/dev/null 2>&1 || need_apt+=(wrk)
 command -v prometheus >/dev/null 2>&1 || need_apt+=(prometheus)
+[ -x /usr/sbin/dnsmasq ] || need_apt+=(dnsmasq-base)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "test: installing ${need_apt[*]} with apt-get"

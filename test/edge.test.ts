@@ -5,6 +5,7 @@ import type { Edge } from '../src/entry/build.js'
 import { createEdgeApp } from '../src/http/app.js'
 import type { QueueStore } from '../src/ports/queue-store.js'
 import { edgeAccessContract } from './contract/edge-access.js'
+import { edgeBypassContract } from './contract/edge-bypass.js'
 import { edgeHttpContract, room } from './contract/edge-http.js'
 import { edgeOperationsContract } from './contract/edge-operations.js'
 import { ManualClock } from './support/clock.js'
@@ -94,4 +95,5 @@ describe('store calls (Node only: counted on the edge store object)', () => {
 // The HTTP behaviour shared with the Worker (test/worker.test.ts runs the same suite in workerd).
 edgeHttpContract(nodeRuntime)
 edgeOperationsContract(nodeRuntime)
+edgeBypassContract(nodeRuntime)
 edgeAccessContract(nodeRuntime)

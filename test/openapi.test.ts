@@ -497,6 +497,28 @@ function valuesOf(spec: SettingSpec): unknown[] {
     }
     case 'ref':
       return ['demo', 'a'.repeat(spec.maxLength), 'a'.repeat(spec.maxLength + 1), 'bad id!', '', 42, null]
+    case 'bypass': {
+      // Bits past a prefix, a path's canonical form and ids used twice are the code's alone to refuse.
+      const rules = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `r${i}`, kind: 'path', paths: [`/p${i}`] }))
+      return [
+        null,
+        [],
+        rules(spec.maxItems),
+        rules(spec.maxItems + 1),
+        [{ id: 'office', kind: 'cidr', networks: ['192.0.2.0/24', '2001:db8::/32'] }],
+        [{ id: 'partner', kind: 'header', secret: 'partner-a' }],
+        [{ id: 'search', kind: 'crawler', crawlers: ['googlebot', 'bingbot'] }],
+        [{ id: 'search', kind: 'crawler', crawlers: ['askjeeves'] }],
+        [{ id: 'office', kind: 'cidr', networks: [] }],
+        [{ id: 'office', kind: 'cidr', networks: ['192.0.2.0/24'], extra: 1 }],
+        [{ id: 'Office', kind: 'cidr', networks: ['192.0.2.0/24'] }],
+        [{ id: 'office', kind: 'teleport' }],
+        [{ id: 'static', kind: 'path', paths: ['static'] }],
+        [{ id: 'partner', kind: 'header', secret: 'Not A Name' }],
+        'office',
+        [42],
+      ]
+    }
     case 'schedule': {
       const [p, o, c] = ['2026-12-01T09:00:00Z', '2026-12-01T10:00:00+01:00', '2026-12-02T10:00:00.5Z']
       // Times out of order are refused by parseRoomSettings alone: a rule across values JSON Schema cannot say.

@@ -8,6 +8,7 @@ import { memoryStores } from '../src/adapters/memory/stores.js'
 import { generateSigningJwk } from '../src/core/admission-token.js'
 import { runCall } from '../worker/remote-stores.js'
 import { edgeAccessContract } from './contract/edge-access.js'
+import { edgeBypassContract } from './contract/edge-bypass.js'
 import { edgeHttpContract } from './contract/edge-http.js'
 import { edgeOperationsContract } from './contract/edge-operations.js'
 import { TEST_SECRET } from './support/edge.js'
@@ -18,6 +19,7 @@ import { startWorker } from './support/worker.js'
 
 edgeHttpContract(workerRuntime(() => inject('redisUrl')))
 edgeOperationsContract(workerRuntime(() => inject('redisUrl')))
+edgeBypassContract(workerRuntime(() => inject('redisUrl')))
 edgeAccessContract(workerRuntime(() => inject('redisUrl')))
 
 describe('the relay call surface', () => {

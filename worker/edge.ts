@@ -3,6 +3,7 @@
 // the plain-JavaScript queue-token MAC (as on Node: synchronous, where WebCrypto is a turn per call),
 // and settings and secrets from the Worker's env.
 
+import { dohResolver } from '../src/adapters/fetch/doh-resolver.js'
 import { FetchOrigin } from '../src/adapters/fetch/origin.js'
 import { jsMac } from '../src/adapters/js/mac.js'
 import { memoryStores } from '../src/adapters/memory/stores.js'
@@ -97,6 +98,8 @@ async function buildWorkerEdge(env: WorkerEnv, options: WorkerOptions): Promise<
     clock: options.clock,
     log,
     clientIp: (c) => c.req.header('cf-connecting-ip'),
+    // A Worker has no DNS sockets: crawler checks ask DNS over HTTPS (ANTEROOM_DOH_URL).
+    resolver: dohResolver({ url: config.dohUrl }),
     scheme: (c) => (new URL(c.req.url).protocol === 'https:' ? 'https' : 'http'),
   })
   const sampleMs = config.historySampleSeconds * 1000

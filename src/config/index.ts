@@ -6,9 +6,11 @@ import { AnteroomError } from '../core/errors.js'
 import { isLogLevel, LOG_LEVELS, type LogLevel } from '../core/log.js'
 import { parseStyleOrigins } from '../core/page-template.js'
 import { parseRoomSettings, type RoomSettings } from '../core/settings.js'
+import { type GuardConfig, guardSecrets, loadGuards } from './guards.js'
 import { parseRedisUrl, RedisUrlError } from './redis-url.js'
 
-export interface Config {
+/** With the bypass rules' secrets, the crawlers' DNS and the human check's provider (guards.ts). */
+export interface Config extends GuardConfig {
   host: string
   port: number
   /** Where admitted traffic goes. Unset: `npm start` runs the bundled booking origin. */
@@ -265,6 +267,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     logLevel,
     requestIdHeader: requestIdHeader?.toLowerCase(),
     templateStyleOrigins: styleOrigins(pick('ANTEROOM_TEMPLATE_STYLE_ORIGINS', 'templateStyleOrigins')),
+    ...loadGuards((envName, key) => pick(envName, key) as string | undefined, rooms),
   })
 }
 
@@ -294,5 +297,6 @@ export function configSecrets(config: Config): string[] {
     ...(keyParts as string[]),
     ...passwordOf(config.redisUrl),
     ...passwordOf(config.databaseUrl),
+    ...guardSecrets(config),
   ]
 }

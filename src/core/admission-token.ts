@@ -30,6 +30,12 @@ export interface AdmissionClaims {
    * place in line. Short-lived and never renewed; origins may apply their own policy to it.
    */
   open?: true
+  /**
+   * Given by a bypass rule (core/bypass.ts), whose id this is: the request skipped the line. Short-lived,
+   * never a visitor's cookie (the edge refuses one as an admission), so that an origin can tell it
+   * apart and refuse it (src/origin/verify.ts bypassAdmissions).
+   */
+  bypass?: string
 }
 
 export interface SigningKey {
@@ -107,6 +113,7 @@ export class AdmissionTokens {
     const iat = Math.floor(nowMs / 1000)
     const payload: Record<string, unknown> = { room: claims.room, arr: claims.arr }
     if (claims.open) payload.open = true
+    if (claims.bypass !== undefined) payload.bypass = claims.bypass
     if (claims.lane !== undefined) payload.lane = claims.lane
     const token = await new SignJWT(payload)
       .setProtectedHeader({ alg: ADMISSION_ALG, kid: key.kid, typ: 'JWT' })
@@ -121,6 +128,7 @@ export class AdmissionTokens {
     const known: AdmissionClaims = { sub: claims.sub, jti: claims.jti, room: claims.room, arr: claims.arr, iat, exp: claims.exp }
     if (claims.open) known.open = true
     if (claims.lane !== undefined) known.lane = claims.lane
+    if (claims.bypass !== undefined) known.bypass = claims.bypass
     if (this.signed.size >= this.signedCacheSize) this.signed.delete(this.signed.keys().next().value as string)
     this.signed.set(token, known)
     return token
@@ -186,5 +194,6 @@ function toClaims(p: JWTPayload): AdmissionClaims | undefined {
   const claims: AdmissionClaims = { sub: p.sub, jti: p.jti, room: p.room, arr: p.arr, iat: p.iat, exp: p.exp }
   if (p.open === true) claims.open = true
   if (typeof p.lane === 'string' && (LANES as readonly string[]).includes(p.lane)) claims.lane = p.lane as Lane
+  if (typeof p.bypass === 'string') claims.bypass = p.bypass
   return claims
 }

@@ -144,6 +144,14 @@ export const ERRORS = {
     visitor: 'Please reload the page to join the line.',
     api: 'The answer does not have enough leading zero bits; solve error.challenge',
   },
+  // The human check (core/human-check.ts): siteverify did not answer, and the room holds newcomers until it does.
+  ERR_HUMAN_CHECK_UNAVAILABLE: {
+    status: 503,
+    title: 'Please try again',
+    visitor: 'We could not check your answer just now. Please try again in a moment.',
+    api: 'The human check could not be verified right now; try again',
+    retryAfterSeconds: 5,
+  },
   // --- the admin API ----------------------------------------------------------------------------
   ERR_UNAUTHORIZED: { status: 401, title: 'Sign in', visitor: 'Please sign in.', api: 'Admin credentials are required' },
   ERR_CSRF: {
@@ -247,6 +255,7 @@ export const ERRORS = {
   ERR_ADMISSION_SIGNATURE: unauthorized('The admission token signature is not valid'),
   ERR_ADMISSION_WRONG_ROOM: unauthorized('The admission is for another room'),
   ERR_ADMISSION_OPEN: unauthorized('This service accepts only admissions from the line; please try again in a minute'),
+  ERR_ADMISSION_BYPASS: unauthorized('This service does not accept requests that bypassed the line'),
   ERR_ADMISSION_KEYS_UNAVAILABLE: {
     status: 503,
     title: 'We are busy right now',

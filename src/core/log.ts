@@ -30,8 +30,13 @@ export const EVENT_LEVELS: Readonly<Record<string, LogLevel>> = {
   admin_signin_failed: 'warn',
   access_throttled: 'warn',
   warning: 'warn',
+  // A human check that could not be made (siteverify away), a crawler check DNS could not answer.
+  human_check_unavailable: 'warn',
+  crawler_check_failed: 'warn',
   // What a sale does, one line each, for whoever follows it closely.
   admitted: 'debug',
+  bypass: 'debug',
+  human_check_passed: 'debug',
   origin_command_ignored: 'debug',
 }
 

@@ -4,7 +4,7 @@
 // as a dual-stack socket reports IPv4 clients) counts as the IPv4 address it carries.
 
 /** The 4 bytes of a dotted IPv4 address, or undefined. */
-function ipv4Bytes(text: string): number[] | undefined {
+export function ipv4Bytes(text: string): number[] | undefined {
   const parts = text.split('.')
   if (parts.length !== 4) return undefined
   const bytes = parts.map((p) => (/^\d{1,3}$/.test(p) ? Number(p) : Number.NaN))
@@ -12,7 +12,7 @@ function ipv4Bytes(text: string): number[] | undefined {
 }
 
 /** The 16 bytes of an IPv6 address (with ::, a zone id, or a dotted IPv4 tail), or undefined. */
-function ipv6Bytes(text: string): number[] | undefined {
+export function ipv6Bytes(text: string): number[] | undefined {
   const address = text.split('%')[0] as string
   const halves = address.split('::')
   if (halves.length > 2) return undefined

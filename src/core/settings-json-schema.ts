@@ -3,6 +3,9 @@
 // schedule object all come from the schema entries. test/openapi.test.ts checks that these schemas
 // accept and refuse what parseRoomSettings does, value by value, for every setting.
 import { type JsonSchema, patternOf } from './body-schema.js'
+import { BYPASS_LIMITS, BYPASS_RULE_ID, BYPASS_SECRET_NAME } from './bypass.js'
+import { MIN_PREFIX } from './cidr.js'
+import { CRAWLER_NAMES } from './crawlers.js'
 import { HOST_NAME, ISO_TIME, ROOM_ID, ROOM_SETTINGS, type SettingName, type SettingSpec } from './settings.js'
 
 /**
@@ -31,6 +34,7 @@ function defaultOf(spec: SettingSpec): { default: unknown } | Record<string, nev
     case 'text':
       return { default: spec.default }
     case 'list':
+    case 'bypass':
       return { default: [] }
     case 'ref':
     case 'schedule':
@@ -79,6 +83,51 @@ function scheduleObject(spec: Extract<SettingSpec, { type: 'schedule' }>, input:
   }
 }
 
+/**
+ * A bypass rule (core/bypass.ts) as JSON Schema: its shape, ids, and the crawlers known. What only the
+ * code can check is said in words: a block's bits past its prefix, a path's canonical form and place
+ * inside the room's paths, a secret's name among those configured.
+ */
+export function bypassRuleSchema(): JsonSchema {
+  const id = { type: 'string', pattern: patternOf(BYPASS_RULE_ID) }
+  const rule = (kind: string, member: string, schema: JsonSchema, description: string): JsonSchema => ({
+    type: 'object',
+    properties: { id, kind: { const: kind }, [member]: schema },
+    required: ['id', 'kind', member],
+    additionalProperties: false,
+    description,
+  })
+  const list = (max: number, item: JsonSchema): JsonSchema => ({ type: 'array', minItems: 1, maxItems: max, items: item })
+  return {
+    oneOf: [
+      rule(
+        'cidr',
+        'networks',
+        list(BYPASS_LIMITS.networks, { type: 'string', minLength: 1, maxLength: 255, pattern: '^[0-9A-Fa-f:.]+(/[0-9]{1,3})?$' }),
+        `Client networks (the runtime's address, never a header): IPv4 blocks of at least /${MIN_PREFIX.v4}, IPv6 of at least /${MIN_PREFIX.v6}, no bits set past the prefix.`,
+      ),
+      rule(
+        'header',
+        'secret',
+        { type: 'string', pattern: patternOf(BYPASS_SECRET_NAME) },
+        'A secret of ANTEROOM_BYPASS_SECRETS, by name, sent as Anteroom-Bypass.',
+      ),
+      rule(
+        'path',
+        'paths',
+        list(BYPASS_LIMITS.paths, { type: 'string', minLength: 2, maxLength: 255, pattern: '^/' }),
+        'Path prefixes in canonical form, inside the room’s paths, matched by whole segments and case-insensitively.',
+      ),
+      rule(
+        'crawler',
+        'crawlers',
+        list(CRAWLER_NAMES.length, { enum: [...CRAWLER_NAMES] }),
+        'Search crawlers, verified by reverse and forward DNS.',
+      ),
+    ],
+  }
+}
+
 /** The JSON Schema of one setting, in a form (above). */
 export function settingJsonSchema(spec: SettingSpec, form: SettingsForm): JsonSchema {
   const input = form !== 'stored'
@@ -103,6 +152,8 @@ export function settingJsonSchema(spec: SettingSpec, form: SettingsForm): JsonSc
       return { ...base, type: ['string', 'null'], maxLength: spec.maxLength, pattern: spec.pattern }
     case 'schedule':
       return { ...base, anyOf: [{ type: 'null' }, scheduleObject(spec, input)] }
+    case 'bypass':
+      return { ...base, type: orNull('array'), maxItems: spec.maxItems, items: bypassRuleSchema() }
   }
 }
 

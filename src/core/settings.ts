@@ -9,6 +9,7 @@
 // A new setting is one entry below. If the admission rule reads it, flag it `admissionLimit: true`:
 // it then reaches the rule under its own name with no other edit here (docs/architecture.md, "Where a
 // change goes").
+import { type BypassRule, checkBypassPaths, parseBypassRules } from './bypass.js'
 import { AnteroomError } from './errors.js'
 import { LOCALE_TAGS, LOCALES } from './locales.js'
 import { canonicalPath } from './path.js'
@@ -120,7 +121,21 @@ export interface Schedule {
   closesAt?: string
 }
 
-export type SettingSpec = IntegerSetting | ChoiceSetting | TextSetting | ListSetting | IdSetting | ScheduleSetting | RefSetting
+/** A room's bypass rules (core/bypass.ts): a list of rule objects, edited in the admin's Bypass & checks view. */
+export interface BypassSetting extends SettingBase {
+  type: 'bypass'
+  maxItems: number
+}
+
+export type SettingSpec =
+  | IntegerSetting
+  | ChoiceSetting
+  | TextSetting
+  | ListSetting
+  | IdSetting
+  | ScheduleSetting
+  | RefSetting
+  | BypassSetting
 
 /**
  * Every room setting, in the order of the admin form (and of a room's JSON). The key is the
@@ -310,6 +325,40 @@ export const ROOM_SETTINGS = {
     maxItems: 64,
     maxLength: 255,
   },
+  // Who skips the line (core/bypass.ts, src/http/bypass.ts): the edge reads them before the line. Not in
+  // the settings form: the admin's Bypass & checks view edits them (admin/bypass.ts).
+  bypass: {
+    type: 'bypass',
+    label: 'Bypass rules',
+    help: 'Requests that skip the line: by client network (cidr), a secret header (header, naming a secret of ANTEROOM_BYPASS_SECRETS), a path inside the room (path), or a search crawler verified by reverse and forward DNS (crawler). Each is forwarded with a short admission marked bypass.',
+    group: null,
+    maxItems: 32,
+  },
+  // A human check before a place (core/human-check.ts, src/http/human-check.ts): the edge reads these.
+  humanCheck: {
+    type: 'choice',
+    label: 'Human check',
+    help: 'A Turnstile-compatible check before a place (ANTEROOM_HUMAN_CHECK_*); who fails it waits in a shadow lane and never gets in',
+    group: 'defence',
+    values: ['off', 'turnstile'],
+    choices: {
+      off: { label: 'Off', help: 'No check' },
+      turnstile: { label: 'Turnstile', help: 'Each newcomer passes the widget first' },
+    },
+    default: 'off',
+  },
+  humanCheckOnError: {
+    type: 'choice',
+    label: 'If the check cannot be made',
+    help: 'While siteverify does not answer',
+    group: 'defence',
+    values: ['closed', 'open'],
+    choices: {
+      closed: { label: 'Hold newcomers', help: 'No place until it answers; they are asked to try again' },
+      open: { label: 'Let them join', help: 'They join the line unchecked' },
+    },
+    default: 'closed',
+  },
   // The cap on new places per client network (src/http/join-cap.ts): the edge reads these, not the rule.
   joinsPerNetworkPerMinute: {
     type: 'integer',
@@ -385,7 +434,9 @@ type ValueOf<S> = S extends { type: 'integer' }
         ? Schedule | null
         : S extends { type: 'ref' }
           ? string | null
-          : string
+          : S extends { type: 'bypass' }
+            ? BypassRule[]
+            : string
 
 /** One room's settings, as parseRoomSettings returns them: one property per entry of ROOM_SETTINGS. */
 export type RoomSettings = { -readonly [K in SettingName]: ValueOf<Schema[K]> }
@@ -547,6 +598,8 @@ function parseSetting(spec: SettingSpec, given: unknown, earlier: Record<string,
       return list(spec, given, field)
     case 'schedule':
       return schedule(spec, given, field)
+    case 'bypass':
+      return parseBypassRules(given, field)
     case 'ref':
       if (given === undefined || given === null) return null
       if (typeof given !== 'string' || given.length > spec.maxLength || !new RegExp(spec.pattern).test(given))
@@ -605,5 +658,7 @@ export function parseRoomSettings(input: unknown, where = ''): RoomSettings {
       `must be at least twice refreshSeconds (${room.refreshSeconds * 2}), or polling visitors would be dropped`,
     )
   }
+  // A path rule cannot reach past the room's own paths (core/bypass.ts).
+  checkBypassPaths(room.bypass, room.paths, `${where}bypass`)
   return Object.freeze(room)
 }

@@ -3,8 +3,10 @@
 import type { Context } from 'hono'
 import { AdminAuth } from '../../admin/auth.js'
 import { type AdminAssets, createAdminRoutes } from '../../admin/routes.js'
+import { fetchSiteVerifier } from '../adapters/fetch/siteverify.js'
 import { webCryptoDigest } from '../adapters/webcrypto/digest.js'
 import { webCryptoDigests } from '../adapters/webcrypto/digests.js'
+import { checkRoomGuards } from '../config/guards.js'
 import type { Config } from '../config/index.js'
 import { AccessTokens } from '../core/access.js'
 import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../core/admission-token.js'
@@ -14,6 +16,7 @@ import { QueueTokens } from '../core/queue-token.js'
 import { AnalyticsSampler } from '../http/analytics.js'
 import { createEdgeApp, type EdgeDeps } from '../http/app.js'
 import { Draws } from '../http/draws.js'
+import { createGuards } from '../http/guards.js'
 import { EdgeMeters } from '../http/metrics.js'
 import { PageTemplates } from '../http/page-templates.js'
 import { Refusals } from '../http/refusals.js'
@@ -22,6 +25,7 @@ import { RoomDirectory } from '../http/room-directory.js'
 import type { Clock } from '../ports/clock.js'
 import type { Digest, Mac } from '../ports/crypto.js'
 import type { Origin } from '../ports/origin.js'
+import type { Resolver } from '../ports/resolver.js'
 import type { Stores } from '../ports/stores.js'
 
 export interface EdgeParts extends Stores {
@@ -37,6 +41,8 @@ export interface EdgeParts extends Stores {
   scheme: (c: Context) => 'http' | 'https'
   readHeaders?: EdgeDeps['readHeaders']
   lastReport?: () => Promise<string | undefined>
+  /** Answers crawler checks' DNS questions (Node: node:dns; Worker: DNS over HTTPS); unset: crawler rules let nobody past. */
+  resolver?: Resolver
   /** Writes the metrics (Node: prom-client's registry); the text format of core/metrics.ts when unset. */
   exporter?: (registry: MetricRegistry) => MetricsExporter
 }
@@ -89,6 +95,17 @@ export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
   const pages = new PageTemplates(p.templates, p.config.templateStyleOrigins, p.log)
   rooms.alsoOnReload(() => pages.reload(rooms.rooms()))
   await pages.reload(rooms.rooms()).catch(() => {})
+  // Bypass rules and the human check (src/http/guards.ts): their secrets as MACs, DNS, siteverify, counts.
+  const hc = p.config.humanCheck
+  const guards = createGuards({
+    config: p.config,
+    mac: p.mac,
+    resolver: p.resolver,
+    siteVerifier: hc === undefined ? undefined : fetchSiteVerifier({ url: hc.url, secret: hc.secret, timeoutMs: hc.timeoutMs }),
+    now,
+    registry: meters?.registry,
+    log: p.log,
+  })
   const keys = await importSigningKeys(p.config.signingKeys ?? [await generateSigningJwk(`dev-${Date.now().toString(36)}`)])
   // Access codes' digests and invite links, under the queue secret (core/access.ts).
   const access = { store: p.access, tokens: new AccessTokens(p.mac) }
@@ -99,6 +116,9 @@ export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
     audit: p.audit,
     rooms,
     refusals,
+    guards,
+    // A header rule's secret and a room's human check must exist in this deployment's config.
+    checkSettings: (room, before) => checkRoomGuards(room, p.config, '', 'ERR_SETTINGS_INVALID', before),
     analytics: p.analytics,
     access,
     templates: { store: p.templates, styleOrigins: p.config.templateStyleOrigins },
@@ -120,6 +140,7 @@ export async function assembleEdge(p: EdgeParts): Promise<AssembledEdge> {
     draws: new Draws(p.mac, webCryptoDigests()),
     defence: p.defence,
     pages,
+    guards,
     refusals,
     access,
     clock: p.clock,

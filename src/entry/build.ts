@@ -10,6 +10,7 @@ import { jsMac } from '../adapters/js/mac.js'
 import { memoryStores } from '../adapters/memory/stores.js'
 import { nodeDigest } from '../adapters/node/digest.js'
 import { nodeVisitorHeaders } from '../adapters/node/headers.js'
+import { nodeResolver } from '../adapters/node/resolver.js'
 import { keepTickShapes } from '../adapters/node/tick-shapes.js'
 import { promExporter } from '../adapters/prom/exporter.js'
 import { connectRedis, type RedisClient, whenReady } from '../adapters/redis/connect.js'
@@ -93,6 +94,8 @@ export async function buildEdge(
     clientIp: (c) => nodeSocket(c)?.remoteAddress,
     scheme: (c) => (nodeSocket(c)?.encrypted ? 'https' : 'http'),
     readHeaders: nodeVisitorHeaders,
+    // Crawler checks ask node:dns, at ANTEROOM_DNS_SERVER when set.
+    resolver: nodeResolver({ server: config.dnsServer }),
     exporter: promExporter,
     lastReport: async () => {
       try {

@@ -52,7 +52,9 @@ export function checkAdmission(edge: EdgeContext, room: RoomSettings, req: Incom
 async function checkToken(edge: EdgeContext, room: RoomSettings, req: Incoming, token: string): Promise<AdmissionCheck> {
   const now = edge.now()
   const claims = await edge.deps.admissionTokens.verify(token, room.id, now)
-  if (claims === undefined) return undefined
+  // A bypass admission goes to the origin with one request and is never handed to the visitor: one
+  // presented as a cookie was taken from somewhere, and a rule's pass does not travel (core/bypass.ts).
+  if (claims === undefined || claims.bypass !== undefined) return undefined
   if (edge.deps.rooms.sessionEnded(room.id, claims.sub, claims.iat * 1000)) {
     edge.log('session_ended', { room: room.id, requestId: edge.requestId(req.context) })
     return { ended: claims.sub }

@@ -34,6 +34,13 @@ import { VISITOR_STATES } from '../core/visit.js'
 import { SAMPLED_STOCKS } from '../ports/analytics-store.js'
 import { REFUSAL_REASONS } from '../ports/defence-store.js'
 import { DRAW_PAGE_MAX } from './draws.js'
+import {
+  BYPASS_RULE_SCHEMA,
+  GUARD_ADMIN_ROUTES,
+  GUARD_VISITOR_ROUTES,
+  HUMAN_CHECK_INFO_SCHEMA,
+  HUMAN_CHECK_STATUS_DESCRIPTION,
+} from './guards-api-description.js'
 import { QUEUE_ASSETS } from './pages.js'
 import { POW_WORKER_PATH } from './pow.js'
 import { PAGE_TEMPLATE_SCHEMA, TEMPLATE_ROUTES } from './template-api-description.js'
@@ -108,6 +115,11 @@ const SCHEMAS = {
     ...statusSchema({ const: 'challenge' }, { challenge: CHALLENGE, schedule: SCHEDULE_STATUS }, ['schedule']),
     description: 'A new visitor of a room with proof of work: solve the challenge, send the answer as Anteroom-Pow.',
   },
+  HumanCheckStatus: {
+    ...statusSchema({ const: 'human_check' }, { humanCheck: HUMAN_CHECK_INFO_SCHEMA, schedule: SCHEDULE_STATUS }, ['schedule']),
+    description: HUMAN_CHECK_STATUS_DESCRIPTION,
+  },
+  BypassRule: BYPASS_RULE_SCHEMA,
   StockStats: nullable('object', {
     required: ['event', 'state', 'stopsAdmissions', 'free', 'held', 'sold', 'reconciledAt', 'seenAt'],
     properties: {
@@ -613,6 +625,8 @@ const ADMIN_ROUTES: RouteSpec[] = [
     },
     errors: ['ERR_BAD_REQUEST'],
   },
+  // A room's bypass rules and human check (admin/bypass.ts; src/http/guards-api-description.ts).
+  ...GUARD_ADMIN_ROUTES,
 ]
 
 /** Access codes and invite links (admin/access.ts). */
@@ -797,6 +811,12 @@ const EDGE_OWN_ROUTES: RouteSpec[] = [
         schema: string,
       },
       {
+        name: 'Anteroom-Human-Check',
+        in: 'header',
+        description: 'The token of the human check’s widget, in a room with a human check (humanCheck turnstile).',
+        schema: string,
+      },
+      {
         name: 'code',
         in: 'query',
         description: 'An access code or an invite link’s token to redeem first, in a room that takes them (accessCodes on).',
@@ -806,7 +826,7 @@ const EDGE_OWN_ROUTES: RouteSpec[] = [
     responses: {
       200: {
         description: 'The visitor’s status, or the challenge to solve first.',
-        json: { anyOf: [schemaRef('VisitorStatus'), schemaRef('ChallengeStatus')] },
+        json: { anyOf: [schemaRef('VisitorStatus'), schemaRef('ChallengeStatus'), schemaRef('HumanCheckStatus')] },
         headers: { 'Set-Cookie': { description: 'The queue cookie (re-signed every poll), or the admission cookie once admitted.' } },
       },
       503: { description: 'The store does not answer (state busy).', json: schemaRef('VisitorStatus') },
@@ -818,6 +838,7 @@ const EDGE_OWN_ROUTES: RouteSpec[] = [
       'ERR_POW_EXPIRED',
       'ERR_POW_INSUFFICIENT',
       'ERR_TOO_MANY_JOINS',
+      'ERR_HUMAN_CHECK_UNAVAILABLE',
       'ERR_ACCESS_INVALID',
       'ERR_ACCESS_USED_UP',
       'ERR_ACCESS_EXPIRED',
@@ -888,6 +909,8 @@ const EDGE_OWN_ROUTES: RouteSpec[] = [
       responses: FILES(asset.type, 'The file.'),
     }),
   ),
+  // The human check page's script (src/http/guards-api-description.ts).
+  ...GUARD_VISITOR_ROUTES,
 ]
 
 /** The edge's routes: its own, then the admin API's and UI's (admin/routes.ts, under /_anteroom). */

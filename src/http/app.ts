@@ -11,8 +11,10 @@ import { ROOM_ID, type RoomSettings } from '../core/settings.js'
 import { admittedStatus } from '../core/visit.js'
 import { withoutCode } from './access.js'
 import { type AdmissionCheck, checkAdmission, isAdmitted } from './admission.js'
+import { bypassRule, hasBypass, serveBypassed } from './bypass.js'
 import { drawAnswer } from './draws.js'
 import { type EdgeContext, type EdgeDeps, edgeContext } from './edge-context.js'
+import { HUMAN_CHECK_SCRIPT_PATH, humanCheckResponse, serveHumanCheckScript } from './human-check-page.js'
 import { bearerIn } from './metrics.js'
 import { QUEUE_ASSETS } from './pages.js'
 import { challengeResponse, POW_WORKER_PATH, serveWorkerScript } from './pow.js'
@@ -35,6 +37,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
   app.get('/_anteroom/status', (c) => serveStatus(edge, c))
   app.get('/_anteroom/draw', (c) => serveDraw(edge, c))
   app.get(POW_WORKER_PATH, serveWorkerScript)
+  app.get(HUMAN_CHECK_SCRIPT_PATH, serveHumanCheckScript)
   app.get(QUEUE_ASSETS.css.path, (c) => queueAsset(QUEUE_ASSETS.css, c.req.query('v')))
   app.get(QUEUE_ASSETS.js.path, (c) => queueAsset(QUEUE_ASSETS.js, c.req.query('v')))
   if (deps.admin) app.route('/_anteroom', deps.admin)
@@ -108,6 +111,7 @@ async function serveStatus(edge: EdgeContext, c: Context): Promise<Response> {
   if (isAdmitted(check)) return c.json(admittedStatus(room))
   const answer = await visit(edge, room, req, check?.ended)
   if (answer.kind === 'challenge') return challengeResponse(edge, req, room, answer.status, true)
+  if (answer.kind === 'human_check') return humanCheckResponse(req, room, answer.status, true)
   if (answer.kind === 'wait') return waitResponse(edge, req, room, answer, true)
   if (answer.kind === 'admit') {
     for (const cookie of answer.cookies) c.header('set-cookie', cookie, { append: true })
@@ -145,6 +149,23 @@ function serveVisitor(edge: EdgeContext, c: Context): Response | Promise<Respons
   if (!hostServed(rooms, req.host)) throw new AnteroomError('ERR_HOST_NOT_SERVED', 'This site is not served here')
   const room = matchRoom(rooms, req.host, req.pathKey)
   if (room === undefined) return forward(edge, c, req, undefined, undefined)
+  // A bypass rule lets the request skip the line (bypass.ts): a room without rules costs this one check.
+  if (hasBypass(room)) return afterBypassCheck(edge, c, req, room, bypassRule(edge, room, req))
+  const pending = checkAdmission(edge, room, req)
+  if (pending instanceof Promise) return pending.then((check) => afterAdmissionCheck(edge, c, req, room, check))
+  return afterAdmissionCheck(edge, c, req, room, pending)
+}
+
+/** A request of a room with bypass rules: forwarded past the line by the rule that matched, or on as any other. */
+function afterBypassCheck(
+  edge: EdgeContext,
+  c: Context,
+  req: Incoming,
+  room: RoomSettings,
+  rule: ReturnType<typeof bypassRule>,
+): Response | Promise<Response> {
+  if (rule instanceof Promise) return rule.then((found) => afterBypassCheck(edge, c, req, room, found))
+  if (rule !== undefined) return serveBypassed(edge, c, req, room, rule)
   const pending = checkAdmission(edge, room, req)
   if (pending instanceof Promise) return pending.then((check) => afterAdmissionCheck(edge, c, req, room, check))
   return afterAdmissionCheck(edge, c, req, room, pending)
@@ -165,6 +186,7 @@ function afterAdmissionCheck(
 /** What a visit answered, as the visitor's response: a challenge, the queue page or JSON, or the request forwarded. */
 function visitResponse(edge: EdgeContext, c: Context, req: Incoming, room: RoomSettings, answer: Answer): Response | Promise<Response> {
   if (answer.kind === 'challenge') return challengeResponse(edge, req, room, answer.status, req.json)
+  if (answer.kind === 'human_check') return humanCheckResponse(req, room, answer.status, req.json)
   // A browser that brought an access code goes to the URL without it: a reload then redeems nothing.
   if (answer.kind !== 'open' && answer.redeemed && !req.json) return seeOther(withoutCode(req.originPath), answer.cookies)
   if (answer.kind === 'wait') return waitResponse(edge, req, room, answer, req.json)

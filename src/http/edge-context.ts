@@ -12,6 +12,7 @@ import type { Origin } from '../ports/origin.js'
 import type { QueueStore } from '../ports/queue-store.js'
 import type { AccessDeps } from './access.js'
 import type { Draws } from './draws.js'
+import type { Guards } from './guards.js'
 import type { EdgeMeters } from './metrics.js'
 import type { PageTemplates } from './page-templates.js'
 import { POW_PAGE_SCRIPT } from './pow.js'
@@ -36,6 +37,8 @@ export interface EdgeDeps {
   defence: DefenceStore
   /** The refused-joins count (refusals.ts): a defence that refuses a join calls refusals.note(room, reason). */
   refusals: Refusals
+  /** Bypass rules and the human check (bypass.ts, human-check.ts); unset: no rule matches, and no check can be made. */
+  guards?: Guards
   /** Access codes and invite links (access.ts): unset, `?code=` is never redeemed. */
   access?: AccessDeps
   /** The page templates the rooms use (page-templates.ts); unset: every room has the built-in page. */

@@ -5,6 +5,7 @@
 import { arrivalTimeUs, type Lane, laneOfArrival, lineOf } from '../core/access.js'
 import { isAnteroomError } from '../core/errors.js'
 import type { QueuedPoll } from '../core/eta.js'
+import { asksHumanCheck, type HumanCheckStatus } from '../core/human-check.js'
 import type { ChallengeStatus } from '../core/pow.js'
 import { newVisitorId } from '../core/queue-token.js'
 import { type AdmissionLimits, type RoomSettings, type Schedule, schedulePhase } from '../core/settings.js'
@@ -15,6 +16,7 @@ import { accessValueIn, type LanePlace, redeemAccess } from './access.js'
 import { signAdmission } from './admission.js'
 import { queueCookieName, readCookie, serializeCookie } from './cookies.js'
 import type { EdgeContext } from './edge-context.js'
+import { humanCheckStep } from './human-check.js'
 import { admitNetwork, capsJoins } from './join-cap.js'
 import { type RoomMeter, secondsSince, ticks, UNTIMED } from './metrics.js'
 import { asksPow, powGate, powRefusal } from './pow.js'
@@ -27,6 +29,8 @@ export type Answer =
   | { kind: 'open'; status: VisitorStatus; visitor: string; token: string; cookies: string[] }
   /** No place yet: the visitor must solve this challenge first (src/http/pow.ts). */
   | { kind: 'challenge'; status: ChallengeStatus }
+  /** No place yet: the visitor must pass the human check first (src/http/human-check.ts). */
+  | { kind: 'human_check'; status: HumanCheckStatus }
 
 /** @param endedVisitor the visitor of an admission whose session an admin ended: they stay who they are (and out). */
 export function visit(edge: EdgeContext, room: RoomSettings, req: Incoming, endedVisitor?: string): Promise<Answer> {
@@ -50,7 +54,8 @@ export function visit(edge: EdgeContext, room: RoomSettings, req: Incoming, ende
   if (code !== undefined) return redeemThenVisit(v, known, code)
   // A scheduled room (its draw), or a newcomer to a room with a proof of work or a cap on joins: those
   // steps wait first.
-  if (isScheduled(room) || (asks && ticket === undefined && (asksPow(room) || capsJoins(room)))) return joinThenPoll(v, known)
+  if (isScheduled(room) || (asks && ticket === undefined && (asksPow(room) || capsJoins(room) || asksHumanCheck(room))))
+    return joinThenPoll(v, known)
   v.visitor = known ?? newVisitorId()
   // The poll the edge serves most: one store call, and one step after it.
   if (!asks) return Promise.resolve(answer(v, NOT_ASKED))
@@ -109,7 +114,14 @@ async function redeemThenVisit(v: Visit, known: string | undefined, code: string
 async function joinThenPoll(v: Visit, known: string | undefined): Promise<Answer> {
   const { edge, room, req, now, ticket, endedVisitor, asks } = v
   let visitor = known
-  if (visitor === undefined && asksPow(room) && asks) {
+  // A human check first (src/http/human-check.ts): the widget, the shadow lane, or on to a place; one
+  // who passed it is not also asked for a proof of work.
+  const checked = visitor === undefined && asks && asksHumanCheck(room)
+  if (checked) {
+    const step = await humanCheckStep(edge, room, req, now, v.stop)
+    if (step.kind === 'answer') return step.answer
+  }
+  if (visitor === undefined && asksPow(room) && asks && !checked) {
     // A new place only for a solved challenge: its visitor id, so a replayed answer yields this same place.
     const gate = await powGate(edge, room, req)
     if (gate.kind === 'refused') {

@@ -18,7 +18,15 @@ export const ADMISSION_HEADER = 'anteroom-admission'
  * issued without its store (Redis was unavailable and the room says onStoreError: "open"). It is
  * the visitor's own (own `sub`) but short (60 s) and nobody was counted in line for it.
  */
-export type Admission = Omit<AdmissionClaims, 'open'> & { open: boolean }
+export type Admission = Omit<AdmissionClaims, 'open' | 'bypass'> & {
+  open: boolean
+  /**
+   * The id of the bypass rule that let this request skip the line (a partner's network, a secret header,
+   * a path, a verified crawler: README, Bypass rules), or null for an admission from the line. Such a
+   * token lasts 60 s and covers requests of that one client; nobody was counted in line for it.
+   */
+  bypass: string | null
+}
 
 export interface AdmissionCheckOptions {
   jwksUrl: string | URL
@@ -32,6 +40,11 @@ export interface AdmissionCheckOptions {
    * 'refuse' answers 401 ERR_ADMISSION_OPEN.
    */
   openAdmissions?: 'accept' | 'refuse'
+  /**
+   * Bypass admissions (claim `bypass`: the id of the rule that let the request skip the line): 'accept'
+   * (the default) lets them through with `admission.bypass` set; 'refuse' answers 401 ERR_ADMISSION_BYPASS.
+   */
+  bypassAdmissions?: 'accept' | 'refuse'
   /** For tests: a key set to use instead of fetching jwksUrl. */
   keys?: JWTVerifyGetKey
 }
@@ -49,6 +62,8 @@ function reject(code: AdmissionErrorCode, reason: string): AdmissionCheck {
 export function admissionVerifier(options: AdmissionCheckOptions): (token: string | undefined | null) => Promise<AdmissionCheck> {
   if (options.openAdmissions !== undefined && options.openAdmissions !== 'accept' && options.openAdmissions !== 'refuse')
     throw new TypeError(`openAdmissions: must be "accept" or "refuse", got ${JSON.stringify(options.openAdmissions)}`)
+  if (options.bypassAdmissions !== undefined && options.bypassAdmissions !== 'accept' && options.bypassAdmissions !== 'refuse')
+    throw new TypeError(`bypassAdmissions: must be "accept" or "refuse", got ${JSON.stringify(options.bypassAdmissions)}`)
   const keys =
     options.keys ??
     createRemoteJWKSet(new URL(options.jwksUrl), { timeoutDuration: 5000, cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000 })
@@ -63,7 +78,7 @@ export function admissionVerifier(options: AdmissionCheckOptions): (token: strin
         audience: options.audience,
         requiredClaims: ['sub', 'jti', 'exp', 'iat'],
       })
-      const { sub, jti, room, arr, iat, exp, open } = payload as Record<string, unknown>
+      const { sub, jti, room, arr, iat, exp, open, bypass } = payload as Record<string, unknown>
       if (
         typeof sub !== 'string' ||
         typeof jti !== 'string' ||
@@ -81,7 +96,17 @@ export function admissionVerifier(options: AdmissionCheckOptions): (token: strin
           "This admission was issued while the waiting room's store was unavailable (an open admission), and this service accepts only admissions from the line; please try again in a minute",
         )
       }
-      return { ok: true, admission: { sub, jti, room, arr: typeof arr === 'number' ? arr : 0, iat, exp, open: open === true } }
+      const bypassRule = typeof bypass === 'string' ? bypass : null
+      if (bypassRule !== null && options.bypassAdmissions === 'refuse') {
+        return reject(
+          'ERR_ADMISSION_BYPASS',
+          `This request skipped the waiting room's line by its bypass rule "${bypassRule.slice(0, 32)}", and this service accepts only admissions from the line`,
+        )
+      }
+      return {
+        ok: true,
+        admission: { sub, jti, room, arr: typeof arr === 'number' ? arr : 0, iat, exp, open: open === true, bypass: bypassRule },
+      }
     } catch (err) {
       if (err instanceof errors.JWTExpired) return reject('ERR_ADMISSION_EXPIRED', 'The admission has expired')
       if (err instanceof errors.JWTClaimValidationFailed)

@@ -36,7 +36,10 @@ export const CHANGE_RETENTION_MS = 90 * 86_400_000
 /** How many other entries are kept. */
 export const ACTION_CAP = 1000
 
-export const isChange = (action: string): boolean => CHANGE_ACTIONS.includes(action)
+/** Bypass rules added, changed or removed (admin/bypass.ts): changes of a room's settings too. */
+export const BYPASS_CHANGE_ACTIONS: readonly string[] = ['bypass.add', 'bypass.update', 'bypass.remove']
+
+export const isChange = (action: string): boolean => CHANGE_ACTIONS.includes(action) || BYPASS_CHANGE_ACTIONS.includes(action)
 
 export interface AuditQuery {
   /** Only changes (CHANGE_ACTIONS) or only the other entries; both when left out. */

@@ -39,6 +39,11 @@ export interface TestEdge {
   gate: ClaimGate
   /** Resolves when a settings reload that a request started has finished. */
   settled(): Promise<void>
+  /**
+   * What the edge logged: on Node every log call as made (event and fields as JSON, before any level or
+   * scrubbing), on the Worker its output (JSON lines at ANTEROOM_LOG_LEVEL, scrubbed of configured secrets).
+   */
+  logs(): string
   close(): Promise<void>
 }
 
@@ -114,7 +119,9 @@ export const nodeRuntime: EdgeRuntime = {
   name: 'node',
   async start(o) {
     const manual = new ManualClock(o.t0 ?? T0)
+    const lines: string[] = []
     const edge = await testEdge({
+      log: (event, fields) => lines.push(JSON.stringify({ event, ...fields })),
       rooms: o.rooms,
       originUrl: o.originUrl,
       redisUrl: o.redisUrl,
@@ -130,6 +137,7 @@ export const nodeRuntime: EdgeRuntime = {
       queue: edge.deps.queue,
       gate: edge.gate,
       settled: () => edge.deps.rooms.settled(),
+      logs: () => lines.join('\n'),
       close: () => edge.close(),
     }
   },
@@ -192,6 +200,7 @@ export function workerRuntime(redisUrl: () => string): EdgeRuntime {
         settled: async () => {
           await (await worker.request('/__test/settled')).json()
         },
+        logs: () => worker.output(),
         async close() {
           redis.disconnect()
           await worker.close()
