@@ -46,7 +46,7 @@ describe('the access keys in Redis', () => {
     const keys = (await client.keys(`*{${room}}*`)).sort()
     const k = accessKeys(room)
     const minute = Math.floor(now / 60_000)
-    expect(keys).toEqual([k.codes, `${k.failures}${minute}`, k.grants, k.last, k.order, k.redeemed, k.used].sort())
+    expect(keys).toEqual([k.codes, `${k.failures}${minute}`, k.grants, k.last, k.order, k.made, k.redeemed, k.used].sort())
     for (const key of keys) expect(key.startsWith(`anteroom:{${room}}:acc:`)).toBe(true)
     expect(await client.hgetall(k.codes)).toEqual({ 'the-digest': terms.id })
     const ttl = await client.pttl(`${k.failures}${minute}`)

@@ -3,6 +3,8 @@
 // admin UI module (admin/ui/<name>.js) needs one import line here, and its name in `modules`.
 
 import type { AdminAssets } from '../admin/routes.js'
+// @ts-expect-error TS7016: bundled as text, as app.js
+import access from '../admin/ui/access.js'
 // @ts-expect-error TS7016: bundled as text by wrangler.toml's [[rules]]; TypeScript takes any .js for a module
 import app from '../admin/ui/app.js'
 import html from '../admin/ui/index.html'
@@ -10,4 +12,4 @@ import html from '../admin/ui/index.html'
 import report from '../admin/ui/report.js'
 import css from '../admin/ui/style.css'
 
-export const ADMIN_ASSETS: AdminAssets = { html, css, modules: { 'app.js': app, 'report.js': report } }
+export const ADMIN_ASSETS: AdminAssets = { html, css, modules: { 'access.js': access, 'app.js': app, 'report.js': report } }

@@ -3,6 +3,7 @@
 // attributes; styles come from style.css classes (and CSSOM properties, which the CSP allows).
 // Sign-in holds an HttpOnly session cookie; every change sends the CSRF token from /api/session.
 
+import { createAccessView, describeAccess } from './access.js'
 import { createReportView } from './report.js'
 
 const BASE = '/_anteroom'
@@ -430,22 +431,35 @@ async function selectRoom(id) {
   if (r.ok && state.roomId === id) loadSettings(r.data.settings, r.data.etag)
   await refreshStats()
   if (state.view === 'report' && state.roomId === id) report.show(id)
+  if (state.view === 'access' && state.roomId === id) access.show(id)
 }
 
 // --- views: live, or the report -----------------------------------------------------------------
 
 /** The report view (report.js), drawn with this page's helpers; its range ends at the server's time. */
 const report = createReportView({ api, h, svg, fmt, clockTime, niceMax, serverNow: () => state.stats?.at ?? Date.now() })
+/** The access view (access.js): a room's codes and invite links; a change shows in the audit log. */
+const access = createAccessView({
+  api,
+  h,
+  fmt,
+  confirmDialog,
+  serverNow: () => state.stats?.at ?? Date.now(),
+  changed: () => background(Promise.all([refreshAudit(), refreshRooms()])),
+})
 
 function showView(name) {
   state.view = name
   $('view-live').setAttribute('aria-selected', String(name === 'live'))
   $('view-report').setAttribute('aria-selected', String(name === 'report'))
+  $('view-access').setAttribute('aria-selected', String(name === 'access'))
   for (const part of document.querySelectorAll('#room > .stats, #room > .grid')) part.hidden = name !== 'live'
+  if (name === 'access') access.show(state.roomId)
+  else access.hide()
   if (name === 'report') report.show(state.roomId)
   else {
     report.hide()
-    renderChart()
+    if (name === 'live') renderChart()
   }
 }
 
@@ -1295,7 +1309,7 @@ function describe(e) {
       return parts.length ? parts.join('; ') : 'Saved without changes'
     }
     default:
-      return e.action
+      return describeAccess(e) ?? e.action
   }
 }
 
@@ -1316,6 +1330,7 @@ function bind() {
   $('stale-load').addEventListener('click', () => background(reviewStale()))
   $('view-live').addEventListener('click', () => showView('live'))
   $('view-report').addEventListener('click', () => showView('report'))
+  $('view-access').addEventListener('click', () => showView('access'))
   // The fields come later, from the schema: one listener on the form serves them all.
   $('settings').addEventListener('input', (event) => {
     // A schedule's boxes are named "schedule.opensAt". Its rules tie the times together, so typing

@@ -7,6 +7,7 @@ import type { Problem } from '../core/errors.js'
 import { type Locale, localeDir } from '../core/locales.js'
 import { ROOM_SETTINGS } from '../core/settings.js'
 import type { VisitorStatus } from '../core/visit.js'
+import { ACCESS_STYLE, accessForm, laneNote } from './access-page.js'
 import { escapeHtml, flat } from './html.js'
 import { liveTexts, type Texts, texts, type Vars } from './i18n.js'
 import { CATALOGUES, type MessageKey } from './locales/index.js'
@@ -43,6 +44,7 @@ dl{margin:1rem 0}dl>div{display:flex;flex-wrap:wrap;justify-content:space-betwee
 dt{color:var(--muted)}dd{margin:0;margin-inline-start:auto;font-weight:600;text-align:end;font-variant-numeric:tabular-nums}
 progress{display:block;width:100%;height:.75rem;appearance:none;border:0;border-radius:1rem;background:var(--track);overflow:hidden}
 progress::-webkit-progress-bar{background:var(--track)}progress::-webkit-progress-value{background:var(--accent)}progress::-moz-progress-bar{background:var(--accent)}
+${ACCESS_STYLE}
 @media (max-width:400px){main{padding:1rem .75rem}.card{padding:1.25rem}.big{font-size:2.25rem}}
 `
 
@@ -147,7 +149,7 @@ function liveAttr(locale: Locale): string {
  */
 export function queuePage(v: VisitorStatus, text: RoomText, locale: Locale = 'en'): string {
   const f = frameFor(v, text, locale)
-  return `${f.head}${finalState(v) ? '' : refreshAfter(v)}${f.beforeNext}${v.nextPollSeconds}${f.beforeNumbers}${numbersBlock(v, f.texts)}${f.tail}`
+  return `${f.head}${finalState(v) ? '' : refreshAfter(v)}${f.beforeNext}${v.nextPollSeconds}${f.beforeNumbers}${numbersBlock(v, f.texts)}${laneNote(v, escapeHtml)}${f.tail}`
 }
 
 /**
@@ -272,7 +274,7 @@ function pageFrame(v: VisitorStatus, text: RoomText, locale: Locale): PageFrame 
 <h1 id="headline">${headline}</h1>
 <p>${lead}</p>
 <div role="status" aria-live="polite" aria-atomic="false">`),
-    tail: flat(`</div>${drawBlock(v, t)}
+    tail: flat(`</div>${drawBlock(v, t)}${accessForm(v, text, escapeHtml)}
 ${refreshes}
 </div>${shell.close}`),
     texts: t,

@@ -49,6 +49,10 @@ export function accessStoreContract(name: string, make: () => Promise<AccessStor
       expect(page.grants[3]).toEqual({ ...first, used: 0, revokedAt: null })
       expect((await store.list(room, 1, 2)).grants.map((g) => g.label)).toEqual(['b1', 'b0'])
       expect(await store.list(room, 9, 2)).toEqual({ total: 4, grants: [] })
+      // Made in the same instant, one after the other: still listed newest first.
+      const same = [terms({ label: 'c0' }), terms({ label: 'c1' })]
+      for (const t of same) await store.create(room, [{ terms: t }])
+      expect((await store.list(room, 0, 3)).grants.map((g) => g.label)).toEqual(['c1', 'c0', 'b2'])
       expect(await store.get(room, first.id)).toEqual({ ...first, used: 0, revokedAt: null })
       expect(await store.get(room, gid())).toBeUndefined()
       // Another room has none of them.

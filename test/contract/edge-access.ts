@@ -98,6 +98,13 @@ export function edgeAccessContract(runtime: EdgeRuntime): void {
       expect(page.headers.get('cache-control')).toBe('no-store')
       expect(page.headers.getSetCookie().some((c) => c.startsWith('anteroom_q_sale='))).toBe(true)
       expect(await publics[2]!.status(app, 'sale')).toMatchObject({ position: 2, waiting: 4, lane: 'priority' })
+      // The page then says the lane, and still offers the form (src/http/access-page.ts); the public's has the form only.
+      const lanePage = await (await publics[2]!.request(app, '/tickets/seats?x=1')).text()
+      expect(lanePage).toContain('<p class="lane" id="lane">You are in the priority lane')
+      expect(lanePage).toMatch(/<form class="access" method="get"[^>]*>[\s\S]*<input id="access-code" name="code"/)
+      const publicPage = await (await publics[0]!.request(app, '/tickets')).text()
+      expect(publicPage).toContain('Have an access code?')
+      expect(publicPage).not.toContain('id="lane"')
       expect(await publics[0]!.status(app, 'sale')).toMatchObject({ position: 3 })
       expect((await publics[0]!.status(app, 'sale')).lane).toBeUndefined()
       // Listed with their uses; the codes themselves are never shown again.
@@ -206,6 +213,12 @@ export function edgeAccessContract(runtime: EdgeRuntime): void {
       const res = await v.request(app, '/tickets?code=ABCD-EFGH-JKMN-PQRS')
       expect(res.status).toBe(200)
       expect(origin.requests.some((r) => r.url === '/tickets?code=ABCD-EFGH-JKMN-PQRS')).toBe(true)
+      // Nor does its queue page offer a form for one.
+      const waiting = new Visitor('http://shop.test', '198.51.100.99')
+      for (let i = 0; i < 5; i++) await new Visitor('http://shop.test', `198.51.100.${i + 30}`).request(app, '/tickets')
+      const page = await (await waiting.request(app, '/tickets')).text()
+      expect(page).toContain('id="position"')
+      expect(page).not.toContain('access-code')
     })
 
     it('the admin API names the field of each bad input', async () => {

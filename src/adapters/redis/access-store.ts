@@ -8,7 +8,7 @@ import { runScript, type Scripts } from './scripts.js'
 import { replies, storeCall } from './store-call.js'
 
 const PROBLEMS: Readonly<Record<number, RedeemProblem>> = { 3: 'unknown', 4: 'used_up', 5: 'expired', 6: 'revoked', 7: 'throttled' }
-/** Creation order: a grant's time (ms) and its place in its batch, so that a batch keeps its order. */
+/** Most grants one call makes. */
 const BATCH_MAX = 1000
 
 function grantOf(json: string | null, used: string | null, revoked: string | null): AccessGrant | undefined {
@@ -27,11 +27,13 @@ export class RedisAccessStore implements AccessStore {
     if (grants.length > BATCH_MAX) throw new RangeError(`at most ${BATCH_MAX} grants at once`)
     const k = accessKeys(room)
     await storeCall(async () => {
+      // The list's order is the order of creation, whoever makes grants at once: numbers from one counter.
+      const last = await this.redis.incrby(k.made, grants.length)
       const multi = this.redis.multi()
       grants.forEach((g, i) => {
         multi.hset(k.grants, g.terms.id, JSON.stringify(g.terms))
         if (g.digest !== undefined) multi.hset(k.codes, g.digest, g.terms.id)
-        multi.zadd(k.order, 'NX', g.terms.createdAt * BATCH_MAX + i, g.terms.id)
+        multi.zadd(k.order, 'NX', last - grants.length + 1 + i, g.terms.id)
       })
       replies(await multi.exec())
     })

@@ -46,7 +46,9 @@ export function accessKeys(room: string) {
     last: `${p}last`,
     /** Prefix: `${failures}${minute}` = network → wrong codes in that minute. */
     failures: `${p}f:`,
+    /** Grant id → its number in the order of creation; `made` counts them. */
     order: `${p}o`,
+    made: `${p}n`,
   }
 }
 
