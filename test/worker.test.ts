@@ -10,7 +10,9 @@ import { runCall } from '../worker/remote-stores.js'
 import { edgeAccessContract } from './contract/edge-access.js'
 import { edgeBypassContract } from './contract/edge-bypass.js'
 import { edgeHttpContract } from './contract/edge-http.js'
+import { edgeHumanCheckContract } from './contract/edge-human-check.js'
 import { edgeOperationsContract } from './contract/edge-operations.js'
+import { edgePagesContract } from './contract/edge-pages.js'
 import { TEST_SECRET } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
 import { nodeRuntime, workerRuntime } from './support/runtimes.js'
@@ -19,7 +21,9 @@ import { startWorker } from './support/worker.js'
 
 edgeHttpContract(workerRuntime(() => inject('redisUrl')))
 edgeOperationsContract(workerRuntime(() => inject('redisUrl')))
+edgePagesContract(workerRuntime(() => inject('redisUrl')))
 edgeBypassContract(workerRuntime(() => inject('redisUrl')))
+edgeHumanCheckContract(workerRuntime(() => inject('redisUrl')))
 edgeAccessContract(workerRuntime(() => inject('redisUrl')))
 
 describe('the relay call surface', () => {
