@@ -9,6 +9,7 @@ import { edgeBypassContract } from './contract/edge-bypass.js'
 import { edgeHttpContract, room } from './contract/edge-http.js'
 import { edgeHumanCheckContract } from './contract/edge-human-check.js'
 import { edgeOperationsContract } from './contract/edge-operations.js'
+import { edgePagesContract } from './contract/edge-pages.js'
 import { ManualClock } from './support/clock.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
@@ -96,6 +97,7 @@ describe('store calls (Node only: counted on the edge store object)', () => {
 // The HTTP behaviour shared with the Worker (test/worker.test.ts runs the same suite in workerd).
 edgeHttpContract(nodeRuntime)
 edgeOperationsContract(nodeRuntime)
+edgePagesContract(nodeRuntime)
 edgeBypassContract(nodeRuntime)
 edgeHumanCheckContract(nodeRuntime)
 edgeAccessContract(nodeRuntime)

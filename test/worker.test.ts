@@ -12,6 +12,7 @@ import { edgeBypassContract } from './contract/edge-bypass.js'
 import { edgeHttpContract } from './contract/edge-http.js'
 import { edgeHumanCheckContract } from './contract/edge-human-check.js'
 import { edgeOperationsContract } from './contract/edge-operations.js'
+import { edgePagesContract } from './contract/edge-pages.js'
 import { TEST_SECRET } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
 import { nodeRuntime, workerRuntime } from './support/runtimes.js'
@@ -20,6 +21,7 @@ import { startWorker } from './support/worker.js'
 
 edgeHttpContract(workerRuntime(() => inject('redisUrl')))
 edgeOperationsContract(workerRuntime(() => inject('redisUrl')))
+edgePagesContract(workerRuntime(() => inject('redisUrl')))
 edgeBypassContract(workerRuntime(() => inject('redisUrl')))
 edgeHumanCheckContract(workerRuntime(() => inject('redisUrl')))
 edgeAccessContract(workerRuntime(() => inject('redisUrl')))
