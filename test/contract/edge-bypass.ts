@@ -125,7 +125,12 @@ export function edgeBypassContract(runtime: EdgeRuntime): void {
       expect([stats.waiting, stats.active]).toEqual([0, 1])
     })
 
-    it('refuses a network a client only claims: X-Forwarded-For, X-Real-IP, Forwarded, True-Client-IP, CF-Connecting-IP', async () => {
+    it('refuses a network a client only claims (X-Forwarded-For, X-Real-IP, Forwarded, True-Client-IP, CF-Connecting-IP), and a bypass admission brought as a cookie', async () => {
+      // A bypass admission, taken from the origin's side, does not work as a cookie elsewhere.
+      const taken = (await passed(await new Visitor('http://shop.test', '10.20.3.5').request(app, '/tickets/x'))).echo.headers[
+        'anteroom-admission'
+      ]
+      await held(new Visitor('http://shop.test', '203.0.113.9'), '/tickets/buy', { headers: { cookie: `anteroom_a_sale=${taken}` } })
       const v = new Visitor('http://shop.test', '203.0.113.8')
       await held(v, '/tickets/buy', {
         headers: {
@@ -214,7 +219,7 @@ export function edgeBypassContract(runtime: EdgeRuntime): void {
     it('counts each rule and the crawler checks, logs each bypass with its room, rule and request id, and never the secret', async () => {
       const res = await app.request('http://shop.test/_anteroom/metrics', { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
       const m = new Scrape(await res.text())
-      expect(m.value('anteroom_bypasses_total', { room: 'sale', rule: 'office', kind: 'cidr' })).toBe(4)
+      expect(m.value('anteroom_bypasses_total', { room: 'sale', rule: 'office', kind: 'cidr' })).toBe(5)
       expect(m.value('anteroom_bypasses_total', { room: 'sale', rule: 'partner', kind: 'header' })).toBe(1)
       expect(m.value('anteroom_bypasses_total', { room: 'sale', rule: 'static', kind: 'path' })).toBe(3)
       expect(m.value('anteroom_bypasses_total', { room: 'sale', rule: 'search', kind: 'crawler' })).toBe(2)
@@ -227,7 +232,7 @@ export function edgeBypassContract(runtime: EdgeRuntime): void {
         .split('\n')
         .filter((l) => l.includes('"event":"bypass"'))
         .map((l) => JSON.parse(l) as Record<string, unknown>)
-      expect(lines.length).toBe(10)
+      expect(lines.length).toBe(11)
       expect(lines[0]).toMatchObject({ room: 'sale', rule: 'office', kind: 'cidr', requestId: expect.any(String) })
       for (const secret of [SECRET_A, SECRET_B]) expect(edge.logs()).not.toContain(secret)
       // Not cut out by the log's scrubbing either: never written.
@@ -244,7 +249,7 @@ export function edgeBypassContract(runtime: EdgeRuntime): void {
         secrets: ['partner-a', 'partner-b'],
         humanCheck: { mode: 'off', provider: null },
       })
-      expect(body.counts.rules.office).toBe(4)
+      expect(body.counts.rules.office).toBe(5)
       const bad: [unknown, string][] = [
         [{ id: 'net', kind: 'cidr', networks: ['10.30.0.1/16'] }, 'networks[0]'],
         [{ id: 'net', kind: 'cidr', networks: ['0.0.0.0/0'] }, 'networks[0]'],
