@@ -138,7 +138,17 @@ describe('the documents', () => {
     expect(JSON.stringify(patch.responses['400'])).toMatch(/ERR_BODY.*ERR_SETTINGS_INVALID/)
     const schemas = (doc.components as { schemas: Record<string, JsonSchema> }).schemas
     expect(schemas.ERR_STALE).toMatchObject({
-      properties: { error: { properties: { code: { const: 'ERR_STALE' }, current: { $ref: '#/components/schemas/RoomSettings' } } } },
+      properties: {
+        error: {
+          properties: {
+            code: { const: 'ERR_STALE' },
+            // A room's settings, or a page template's (admin/templates.ts).
+            current: {
+              anyOf: expect.arrayContaining([{ $ref: '#/components/schemas/RoomSettings' }, { $ref: '#/components/schemas/PageTemplate' }]),
+            },
+          },
+        },
+      },
     })
   })
 
