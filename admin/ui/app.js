@@ -4,6 +4,7 @@
 // Sign-in holds an HttpOnly session cookie; every change sends the CSRF token from /api/session.
 
 import { createAccessView, describeAccess } from './access.js'
+import { createBypassView, describeBypass } from './bypass.js'
 import { createReportView } from './report.js'
 
 const BASE = '/_anteroom'
@@ -432,6 +433,7 @@ async function selectRoom(id) {
   await refreshStats()
   if (state.view === 'report' && state.roomId === id) report.show(id)
   if (state.view === 'access' && state.roomId === id) access.show(id)
+  if (state.view === 'bypass' && state.roomId === id) bypass.show(id)
 }
 
 // --- views: live, or the report -----------------------------------------------------------------
@@ -448,14 +450,29 @@ const access = createAccessView({
   changed: () => background(Promise.all([refreshAudit(), refreshRooms()])),
 })
 
+/** The Bypass & checks view (bypass.js): a room's bypass rules and human check; a change shows in the audit log. */
+const bypass = createBypassView({ api, h, fmt, confirmDialog, changed: () => background(ownChange()) })
+
+/** A change this page made in another view (a rule, the human check): the form takes it as its own, not as someone else's. */
+async function ownChange() {
+  const room = state.roomId
+  const r = await api('GET', `/rooms/${enc(room)}`)
+  if (r.ok && room === state.roomId && !state.saving && state.conflict === null && dirtyFields().length === 0)
+    loadSettings(r.data.settings, r.data.etag)
+  await Promise.all([refreshAudit(), refreshRooms()])
+}
+
 function showView(name) {
   state.view = name
   $('view-live').setAttribute('aria-selected', String(name === 'live'))
   $('view-report').setAttribute('aria-selected', String(name === 'report'))
   $('view-access').setAttribute('aria-selected', String(name === 'access'))
+  $('view-bypass').setAttribute('aria-selected', String(name === 'bypass'))
   for (const part of document.querySelectorAll('#room > .stats, #room > .grid')) part.hidden = name !== 'live'
   if (name === 'access') access.show(state.roomId)
   else access.hide()
+  if (name === 'bypass') bypass.show(state.roomId)
+  else bypass.hide()
   if (name === 'report') report.show(state.roomId)
   else {
     report.hide()
@@ -1309,7 +1326,7 @@ function describe(e) {
       return parts.length ? parts.join('; ') : 'Saved without changes'
     }
     default:
-      return describeAccess(e) ?? e.action
+      return describeAccess(e) ?? describeBypass(e) ?? e.action
   }
 }
 
@@ -1331,6 +1348,7 @@ function bind() {
   $('view-live').addEventListener('click', () => showView('live'))
   $('view-report').addEventListener('click', () => showView('report'))
   $('view-access').addEventListener('click', () => showView('access'))
+  $('view-bypass').addEventListener('click', () => showView('bypass'))
   // The fields come later, from the schema: one listener on the form serves them all.
   $('settings').addEventListener('input', (event) => {
     // A schedule's boxes are named "schedule.opensAt". Its rules tie the times together, so typing
