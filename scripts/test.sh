@@ -21,6 +21,8 @@ command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 command -v wrk >/dev/null 2>&1 || need_apt+=(wrk)
 command -v prometheus >/dev/null 2>&1 || need_apt+=(prometheus)
 [ -x /usr/sbin/dnsmasq ] || need_apt+=(dnsmasq-base)
+# A Japanese font for the queue page's screenshots in Chromium (DejaVu Sans, already here, has Arabic).
+[ -e /usr/share/fonts/opentype/ipafont-gothic/ipag.ttf ] || need_apt+=(fonts-ipafont-gothic)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "test: installing ${need_apt[*]} with apt-get"

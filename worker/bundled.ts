@@ -11,11 +11,13 @@ import app from '../admin/ui/app.js'
 import bypass from '../admin/ui/bypass.js'
 import html from '../admin/ui/index.html'
 // @ts-expect-error TS7016: bundled as text, as app.js
+import page from '../admin/ui/page.js'
+// @ts-expect-error TS7016: bundled as text, as app.js
 import report from '../admin/ui/report.js'
 import css from '../admin/ui/style.css'
 
 export const ADMIN_ASSETS: AdminAssets = {
   html,
   css,
-  modules: { 'access.js': access, 'app.js': app, 'bypass.js': bypass, 'report.js': report },
+  modules: { 'access.js': access, 'app.js': app, 'bypass.js': bypass, 'page.js': page, 'report.js': report },
 }

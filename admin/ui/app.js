@@ -5,6 +5,7 @@
 
 import { createAccessView, describeAccess } from './access.js'
 import { createBypassView, describeBypass } from './bypass.js'
+import { createPageView, describePage } from './page.js'
 import { createReportView } from './report.js'
 
 const BASE = '/_anteroom'
@@ -434,6 +435,7 @@ async function selectRoom(id) {
   if (state.view === 'report' && state.roomId === id) report.show(id)
   if (state.view === 'access' && state.roomId === id) access.show(id)
   if (state.view === 'bypass' && state.roomId === id) bypass.show(id)
+  if (state.view === 'page' && state.roomId === id) pageView.show(id)
 }
 
 // --- views: live, or the report -----------------------------------------------------------------
@@ -462,17 +464,34 @@ async function ownChange() {
   await Promise.all([refreshAudit(), refreshRooms()])
 }
 
+/**
+ * The Page view (page.js): the room's language and template, the templates, their editor and previews.
+ * A change of the room's settings there is this admin's own: the settings form takes it as it is.
+ */
+const pageView = createPageView({
+  api,
+  h,
+  confirmDialog,
+  changed: (room) => {
+    if (room !== undefined && room.settings.id === state.roomId && dirtyFields().length === 0) loadSettings(room.settings, room.etag)
+    background(Promise.all([refreshAudit(), refreshRooms()]))
+  },
+})
+
 function showView(name) {
   state.view = name
   $('view-live').setAttribute('aria-selected', String(name === 'live'))
   $('view-report').setAttribute('aria-selected', String(name === 'report'))
   $('view-access').setAttribute('aria-selected', String(name === 'access'))
   $('view-bypass').setAttribute('aria-selected', String(name === 'bypass'))
+  $('view-page').setAttribute('aria-selected', String(name === 'page'))
   for (const part of document.querySelectorAll('#room > .stats, #room > .grid')) part.hidden = name !== 'live'
   if (name === 'access') access.show(state.roomId)
   else access.hide()
   if (name === 'bypass') bypass.show(state.roomId)
   else bypass.hide()
+  if (name === 'page') pageView.show(state.roomId)
+  else pageView.hide()
   if (name === 'report') report.show(state.roomId)
   else {
     report.hide()
@@ -1326,7 +1345,7 @@ function describe(e) {
       return parts.length ? parts.join('; ') : 'Saved without changes'
     }
     default:
-      return describeAccess(e) ?? describeBypass(e) ?? e.action
+      return describeAccess(e) ?? describeBypass(e) ?? describePage(e) ?? e.action
   }
 }
 
@@ -1349,6 +1368,7 @@ function bind() {
   $('view-report').addEventListener('click', () => showView('report'))
   $('view-access').addEventListener('click', () => showView('access'))
   $('view-bypass').addEventListener('click', () => showView('bypass'))
+  $('view-page').addEventListener('click', () => showView('page'))
   // The fields come later, from the schema: one listener on the form serves them all.
   $('settings').addEventListener('input', (event) => {
     // A schedule's boxes are named "schedule.opensAt". Its rules tie the times together, so typing
