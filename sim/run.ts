@@ -9,6 +9,7 @@
 //   npm run simulate -- --origin-commands compare   # the same sale without and with end-session after a purchase, one report
 //   npm run simulate -- --curve scheduled --bots 20 --bot-networks 4 --pow 12 --network-cap 20   # a scheduled sale with a bot farm
 //   npm run simulate -- --sold-out --seats 400      # the room linked to the event: told sold out, nobody let in after the last sale
+//   npm run simulate -- --presale 200 --lane separate   # presale holders with access codes in a lane (sim/presale.ts)
 //
 // Exit status 1 when any verdict fails.
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -17,6 +18,7 @@ import { parseArgs } from 'node:util'
 import { startPostgres } from '../scripts/lib/postgres-server.js'
 import { compareCommands, renderCommandsReport } from './origin-commands.js'
 import { type ArrivalCurve, predict, type RoomLimits } from './predict.js'
+import { renderPresaleReport, simulatePresale } from './presale.js'
 import { compare, renderReport } from './report.js'
 import { type SimOptions, type SimResult, simulate } from './simulate.js'
 import { extraWait, extraWaitVerdict } from './verdicts.js'
@@ -71,7 +73,13 @@ const HELP = `npm run simulate -- [options]
   --eta-required        fail unless 90% of the shown waits are within ±20% of the real ones (else informational)
   --max-real-seconds S  stop the run after S real seconds (300)
   --out FILE            report path (.tmp/sim/report-<time>.html)
-  --predict             what-if only: print the prediction, run nothing`
+  --predict             what-if only: print the prediction, run nothing
+  --presale N           a presale (sim/presale.ts): N holders of an access code each, and an invite link, in a lane;
+                        --visitors public visitors with them; on a redis-server started here (or --redis URL)
+  --lane L              the presale's lane: priority (before the public line) or separate (its own cap and rate)
+  --lane-active N       the separate lane's laneActiveUsers (100)
+  --lane-per-minute N   the separate lane's laneUsersPerMinute, sale time (60)
+  --link-uses N         the invite link's uses (20); --link-extra N more people try it (5)`
 
 function main(): Promise<number> | number {
   const { values } = parseArgs({
@@ -118,6 +126,12 @@ function main(): Promise<number> | number {
       'max-real-seconds': { type: 'string', default: '300' },
       out: { type: 'string' },
       predict: { type: 'boolean', default: false },
+      presale: { type: 'string' },
+      lane: { type: 'string', default: 'priority' },
+      'lane-active': { type: 'string', default: '100' },
+      'lane-per-minute': { type: 'string', default: '60' },
+      'link-uses': { type: 'string', default: '20' },
+      'link-extra': { type: 'string', default: '5' },
       help: { type: 'boolean', default: false },
     },
     // --redis, --pg and --loss may come without a value.
@@ -202,6 +216,7 @@ function main(): Promise<number> | number {
     humansPerNetwork: values['humans-per-network'] === undefined ? undefined : num('humans-per-network'),
   }
   const out = resolve(values.out ?? `.tmp/sim/report-${new Date().toISOString().replace(/[:.]/g, '-')}.html`)
+  if (values.presale !== undefined) return presale(values, options, out)
   if (commands === 'compare') return compareRuns(options, !values['no-baseline'], out)
   return run(options, !values['no-baseline']).then(async (r) => {
     writeReport(out, renderReport(r))
@@ -246,6 +261,44 @@ function printSummary(r: SimResult): void {
   console.log('\n  prediction vs run            sale   this run   measured')
   for (const row of compare(r).rows)
     console.log(`  ${row.what.padEnd(40)} ${row.predicted.padStart(6)} ${row.predictedRun.padStart(10)} ${row.measured.padStart(10)}`)
+}
+
+/** --presale N: a sale with a presale lane (sim/presale.ts), on a redis-server started here unless --redis URL. */
+async function presale(values: Record<string, string | boolean | undefined>, o: SimOptions, out: string): Promise<number> {
+  const lane = values.lane
+  if (lane !== 'priority' && lane !== 'separate') throw new Error('--lane must be priority or separate')
+  const n = (name: string) => {
+    const v = Number(values[name])
+    if (!Number.isInteger(v) || v < 0) throw new Error(`--${name} must be a whole number`)
+    return v
+  }
+  if (o.edgeUrl) throw new Error('--presale starts its own edge (no --edge)')
+  const r = await simulatePresale({
+    visitors: o.visitors,
+    holders: n('presale'),
+    lane,
+    linkUses: n('link-uses'),
+    linkExtra: n('link-extra'),
+    limits: o.limits,
+    laneActiveUsers: n('lane-active'),
+    laneUsersPerMinute: n('lane-per-minute'),
+    durationSeconds: o.curve.durationSeconds,
+    scale: o.scale,
+    seed: o.seed,
+    runtime: o.runtime,
+    redisUrl: typeof o.redis === 'string' ? o.redis : undefined,
+    maxRealSeconds: o.maxRealSeconds,
+    log: o.log,
+  })
+  writeReport(out, renderPresaleReport(r))
+  const width = Math.max(...r.verdicts.map((v) => v.name.length))
+  console.log(
+    `\n${r.ok ? 'PASS' : 'FAIL'}: ${r.everyone} visitors in ${r.realSeconds.toFixed(1)} real s (${r.options.scale}x), ${r.requests} requests`,
+  )
+  for (const v of r.verdicts)
+    console.log(`  ${v.ok ? 'pass' : 'FAIL'}  ${v.name.padEnd(width)}  ${v.measured}  [${v.limit}]${v.detail ? `  ${v.detail}` : ''}`)
+  console.log(`\nreport: ${out}`)
+  return r.ok ? 0 : 1
 }
 
 /** --origin-commands compare: the same sale (same seed) without and then with end-session after a purchase, in one report. */
