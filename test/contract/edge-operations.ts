@@ -3,6 +3,7 @@
 // Prometheus metrics, read with a real parser, under the same names and types on both.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MemorySettingsStore } from '../../src/adapters/memory/settings-store.js'
+import { GuardMeters } from '../../src/http/guard-metrics.js'
 import { EdgeMeters } from '../../src/http/metrics.js'
 import { RoomDirectory } from '../../src/http/room-directory.js'
 import { type OriginServer, startOrigin } from '../support/origin-server.js'
@@ -28,6 +29,8 @@ const room = (over: Record<string, unknown> = {}) => ({
 function declaredFamilies(): Map<string, string> {
   const meters = new EdgeMeters()
   meters.watch(new RoomDirectory(new MemorySettingsStore(), []))
+  // The bypass rules' and the human check's families, in the same registry (src/http/guard-metrics.ts).
+  new GuardMeters(meters.registry)
   return new Map(meters.registry.all().map((f) => [f.name, f.type.toUpperCase()]))
 }
 
