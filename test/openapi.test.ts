@@ -367,6 +367,25 @@ async function checkAdminAnswers(base: string): Promise<void> {
   expect(audit.entries.length).toBeGreaterThan(0)
   expect((await api('get', '/_anteroom/api/audit', {}, '?kind=nope')).body).toMatchObject({ error: { field: 'kind' } })
   await api('get', '/_anteroom/api/report')
+  // Access codes and invite links (admin/access.ts): made, listed, shown again, revoked; bad values name their field.
+  const access = (body: unknown) => ({
+    body: JSON.stringify({ maxUses: 2, lane: 'priority', expiresAt: new Date(T0 + 3_600_000).toISOString(), ...(body as object) }),
+  })
+  const made = (await api('post', '/_anteroom/api/rooms/{id}/access/codes', access({ count: 2, label: 'fans' }))).body as {
+    grants: { id: string }[]
+  }
+  expect((await api('post', '/_anteroom/api/rooms/{id}/access/codes', access({ count: 1, lane: 'separate' }))).body).toMatchObject({
+    error: { code: 'ERR_BAD_REQUEST', field: 'lane' },
+  })
+  const link = (await api('post', '/_anteroom/api/rooms/{id}/access/links', access({}))).body as { grant: { id: string } }
+  expect((await api('get', '/_anteroom/api/rooms/{id}/access', {}, '?limit=5')).body).toMatchObject({ room: 'line', total: 3 })
+  const again = await fetch(`${base}/_anteroom/api/rooms/line/access/${link.grant.id}/link`, { headers: ADMIN })
+  expect(await edgeCheck.answer('get', '/_anteroom/api/rooms/{id}/access/{grant}/link', again)).toMatchObject({ grant: { kind: 'link' } })
+  const revoked = await fetch(`${base}/_anteroom/api/rooms/line/access/${made.grants[0]?.id}/revoke`, { method: 'POST', headers: ADMIN })
+  expect(await edgeCheck.answer('post', '/_anteroom/api/rooms/{id}/access/{grant}/revoke', revoked)).toMatchObject({
+    grant: { state: 'revoked' },
+  })
+  await api('get', '/_anteroom/api/rooms/{id}/access/{grant}/link')
   // No credentials; a room that does not exist.
   const anonymous = await fetch(`${base}/_anteroom/api/rooms/line`)
   expect(((await edgeCheck.answer('get', '/_anteroom/api/rooms/{id}', anonymous)) as { error: { code: string } }).error.code).toBe(
