@@ -3,6 +3,7 @@
 // credentials; every change is validated, compare-and-set on the room's revision, and audited.
 // Failed sign-ins and wrong bearer tokens are throttled per client address and account (throttle.ts).
 import { type Context, Hono } from 'hono'
+import { lineIds } from '../src/core/access.js'
 import { readBody } from '../src/core/body-schema.js'
 import { safeEqual } from '../src/core/compare.js'
 import { AnteroomError, isAnteroomError } from '../src/core/errors.js'
@@ -373,9 +374,17 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
     })
   }
 
+  /** Ends a visitor's session in every line of the room (its own, its separate lane's): whether one was active. */
+  async function endInEveryLine(room: RoomSettings, visitor: string): Promise<boolean> {
+    const ended = await Promise.all(lineIds(room).map((line) => deps.queue.endSession(line, visitor, deps.clock?.now())))
+    return ended.some(Boolean)
+  }
+
   app.post('/api/rooms/:id/sessions/end-all', async (c) => {
     const r = await room(c)
-    const ended = await deps.queue.endAllSessions(r.settings.id, deps.clock?.now())
+    // Every line of the room: its own, and its separate lane's (core/access.ts).
+    const counts = await Promise.all(lineIds(r.settings).map((line) => deps.queue.endAllSessions(line, deps.clock?.now())))
+    const ended = counts.reduce((a, b) => a + b, 0)
     await deps.audit.append({
       at: new Date(now()).toISOString(),
       who: c.get('who'),
@@ -396,7 +405,7 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
     // A few at a time: each end is one store call.
     for (let i = 0; i < ids.length; i += 50) {
       const batch = ids.slice(i, i + 50)
-      const results = await Promise.all(batch.map((v) => deps.queue.endSession(r.settings.id, v, deps.clock?.now())))
+      const results = await Promise.all(batch.map((v) => endInEveryLine(r.settings, v)))
       batch.forEach((v, j) => {
         if (results[j]) endedIds.push(v)
       })
@@ -416,7 +425,7 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
     const r = await room(c)
     const visitor = c.req.param('visitor')
     if (!VISITOR_ID.test(visitor)) throw new AnteroomError('ERR_BAD_REQUEST', 'visitor: not a visitor id', { field: 'visitor' })
-    const ended = await deps.queue.endSession(r.settings.id, visitor, deps.clock?.now())
+    const ended = await endInEveryLine(r.settings, visitor)
     await deps.audit.append({
       at: new Date(now()).toISOString(),
       who: c.get('who'),
@@ -433,7 +442,7 @@ export function createAdminRoutes(deps: AdminDeps): Hono<Env> {
     const r = await room(c)
     const visitor = c.req.param('visitor')
     if (!VISITOR_ID.test(visitor)) throw new AnteroomError('ERR_BAD_REQUEST', 'visitor: not a visitor id', { field: 'visitor' })
-    const allowed = await deps.queue.allowAgain(r.settings.id, visitor)
+    const allowed = (await Promise.all(lineIds(r.settings).map((line) => deps.queue.allowAgain(line, visitor)))).some(Boolean)
     await deps.audit.append({
       at: new Date(now()).toISOString(),
       who: c.get('who'),

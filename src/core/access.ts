@@ -143,6 +143,11 @@ export function separateLane(room: RoomSettings): RoomSettings {
   return view
 }
 
+/** The lines a room's sessions may be held in (the store rooms an admin's end reaches): its own, and its separate lane's. */
+export function lineIds(room: RoomSettings): string[] {
+  return hasSeparateLane(room) ? [room.id, laneRoomId(room.id)] : [room.id]
+}
+
 /** Where a place of this lane (none: the public line) waits and its session is held: the room, or its separate lane. */
 export function lineOf(room: RoomSettings, lane: Lane | undefined): RoomSettings {
   return lane === 'separate' ? separateLane(room) : room

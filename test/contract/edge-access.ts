@@ -265,6 +265,28 @@ export function edgeAccessContract(runtime: EdgeRuntime): void {
     })
   })
 
+  describe(`lanes and the admin's ends (${runtime.name})`, () => {
+    it('ending sessions reaches the separate lane too: all of them, one visitor, and letting them back', async () => {
+      const { app, clock, queue } = await edgeWith([accessRoom({ laneActiveUsers: 1 })])
+      expect((await new Visitor('http://shop.test', '192.0.2.1').status(app, 'sale')).state).toBe('admitted')
+      const inv = await link(app, { lane: 'separate', maxUses: 3 })
+      const holder = new Visitor('http://shop.test', '192.0.2.2')
+      expect(await (await withCode(holder, app, inv.token)).json()).toMatchObject({ state: 'admitted', lane: 'separate' })
+      expect((await queue.stats(laneRoomId('sale'), clock.now())).active).toBe(1)
+      expect((await adminCall(app, 'POST', '/rooms/sale/sessions/end-all')).body).toEqual({ ended: 2 })
+      expect((await queue.stats('sale', clock.now())).active).toBe(0)
+      expect((await queue.stats(laneRoomId('sale'), clock.now())).active).toBe(0)
+      // One visitor of the lane: ended there (and kept out of both lines), then let back.
+      const other = new Visitor('http://shop.test', '192.0.2.3')
+      expect(await (await withCode(other, app, inv.token)).json()).toMatchObject({ state: 'admitted', lane: 'separate' })
+      const [, payload] = (other.cookies.get('anteroom_a_sale') as string).split('.')
+      const sub = (JSON.parse(Buffer.from(payload as string, 'base64url').toString()) as { sub: string }).sub
+      expect((await adminCall(app, 'POST', `/rooms/sale/sessions/${sub}/end`)).body).toEqual({ ended: true })
+      expect((await queue.stats(laneRoomId('sale'), clock.now())).active).toBe(0)
+      expect((await adminCall(app, 'POST', `/rooms/sale/sessions/${sub}/allow`)).body).toEqual({ allowed: true })
+    })
+  })
+
   describe(`lanes in a sale (${runtime.name})`, () => {
     it('admits the priority lane first and the separate lane at its own cap and rate, each in its order; never past a cap', async () => {
       // The public line: 2 at a time, 60 a minute; the separate lane: 2 at a time, 60 a minute.
