@@ -178,6 +178,8 @@ export interface CompiledBypass {
   crawler: { rule: BypassRule; crawlers: ReadonlySet<string> }[]
   /** The crawlers any crawler rule names: only their User-Agents start a check. */
   crawlerSpecs: CrawlerSpec[]
+  /** Any of their User-Agents, in one expression: a request of such a room is tested once. */
+  crawlerHint: RegExp | undefined
 }
 
 /**
@@ -185,7 +187,15 @@ export interface CompiledBypass {
  * edge does not have it: that rule then matches nothing).
  */
 export function compileBypass(rules: readonly BypassRule[], secretMac: (name: string) => string | undefined): CompiledBypass {
-  const out: CompiledBypass = { any: rules.length > 0, cidr: [], header: [], path: [], crawler: [], crawlerSpecs: [] }
+  const out: CompiledBypass = {
+    any: rules.length > 0,
+    cidr: [],
+    header: [],
+    path: [],
+    crawler: [],
+    crawlerSpecs: [],
+    crawlerHint: undefined,
+  }
   const named = new Set<string>()
   for (const rule of rules) {
     switch (rule.kind) {
@@ -208,6 +218,7 @@ export function compileBypass(rules: readonly BypassRule[], secretMac: (name: st
     }
   }
   out.crawlerSpecs = CRAWLERS.filter((c) => named.has(c.name))
+  if (out.crawlerSpecs.length > 0) out.crawlerHint = new RegExp(out.crawlerSpecs.map((c) => c.userAgent.source).join('|'), 'i')
   return out
 }
 

@@ -76,10 +76,11 @@ export function bypassRule(edge: EdgeContext, room: RoomSettings, req: Incoming)
   }
   const byPath = pathRule(rules, req.pathKey)
   if (byPath !== undefined) return byPath
-  if (rules.crawler.length === 0 || guards.crawlers === undefined || req.client === undefined) return undefined
+  if (rules.crawlerHint === undefined || guards.crawlers === undefined || req.client === undefined) return undefined
   const agent = req.context.req.header('user-agent')
-  const hinted = agent === undefined ? [] : rules.crawlerSpecs.filter((c) => c.userAgent.test(agent))
-  if (hinted.length === 0) return undefined
+  // One expression for the room's crawlers: a browser's request is tested once, and goes on.
+  if (agent === undefined || !rules.crawlerHint.test(agent)) return undefined
+  const hinted = rules.crawlerSpecs.filter((c) => c.userAgent.test(agent))
   const pick = (verdict: CrawlerVerdict): BypassRule | undefined => {
     if (verdict.outcome !== 'verified' || !hinted.some((c) => c.name === verdict.crawler)) return undefined
     return rules.crawler.find((r) => r.crawlers.has(verdict.crawler))?.rule
