@@ -8,6 +8,9 @@ export interface WorkerEnv {
   ANTEROOM_ADMIN_TOKEN?: string
   ANTEROOM_ADMIN_TOKENS?: string
   ANTEROOM_REDIS_URL?: string
+  /** Header bypass rules' secrets (name:secret,...) and the human check provider's secret. */
+  ANTEROOM_BYPASS_SECRETS?: string
+  ANTEROOM_HUMAN_CHECK_SECRET?: string
   /** Plain settings ([vars]). */
   ANTEROOM_ORIGIN?: string
   ANTEROOM_ROOMS?: string
@@ -15,6 +18,11 @@ export interface WorkerEnv {
   ANTEROOM_AUDIENCE?: string
   ANTEROOM_SECURE_COOKIES?: string
   ANTEROOM_HISTORY_SAMPLE_SECONDS?: string
+  /** The human check's provider and where crawler checks ask DNS (DNS over HTTPS: a Worker has no DNS sockets). */
+  ANTEROOM_HUMAN_CHECK_SITE_KEY?: string
+  ANTEROOM_HUMAN_CHECK_URL?: string
+  ANTEROOM_HUMAN_CHECK_SCRIPT_URL?: string
+  ANTEROOM_DOH_URL?: string
   /** How the Worker reaches Redis: "relay" (Durable Objects, the default) or "per-call". */
   ANTEROOM_WORKER_REDIS?: string
   /** Poll shards per room: how many StoreRelay objects share a room's polls. */
