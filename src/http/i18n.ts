@@ -3,7 +3,7 @@
 // the catalogues (http/locales/) with their placeholders filled, as text or as ASCII HTML, with
 // numbers, waits and times written by Intl for the language. Each text is split into its pieces
 // once per language, so a page fills them by concatenation.
-import { chooseLocale, LANG_COOKIE, type Locale, localeFromAcceptLanguage } from '../core/locales.js'
+import { chooseLocale, isLocale, LANG_COOKIE, LOCALE_TAGS, type Locale, localeFromAcceptLanguage } from '../core/locales.js'
 import { readCookie } from './cookies.js'
 import { escapeHtml, grouped } from './html.js'
 import { isPlural, type PluralCategory, type Text } from './locales/catalogue.js'
@@ -33,6 +33,9 @@ export interface PageLocale {
   keep: Locale | undefined
 }
 
+/** A page's language with nothing to keep, one object a language: most pages' answer, made once. */
+const KEEP_NOTHING = new Map<Locale, PageLocale>(LOCALE_TAGS.map((locale) => [locale, Object.freeze({ locale, keep: undefined })]))
+
 /** `?lang=` > the LANG_COOKIE an earlier `?lang=` set > Accept-Language > the room's `locale` > English. */
 export function pageLocale(
   query: string | undefined,
@@ -40,6 +43,13 @@ export function pageLocale(
   acceptLanguage: string | undefined,
   room: string,
 ): PageLocale {
+  // Most pages: no ?lang= and no cookie of one, so the browser's languages or the room's (core/locales.ts
+  // chooseLocale, the same order without its objects).
+  if (query === undefined && (cookieHeader === null || !cookieHeader.includes(LANG_COOKIE))) {
+    const locale =
+      (acceptLanguage === undefined || acceptLanguage === '' ? undefined : headerLocale(acceptLanguage)) ?? (isLocale(room) ? room : 'en')
+    return KEEP_NOTHING.get(locale) as PageLocale
+  }
   const cookie = cookieHeader === null ? undefined : readCookie(cookieHeader, LANG_COOKIE)
   const { locale, source } = chooseLocale({ query, cookie, acceptLanguage, room }, headerLocale)
   return { locale, keep: source === 'query' && locale !== cookie ? locale : undefined }
@@ -73,6 +83,9 @@ const NONE: Vars = {}
 /** A schedule's time as written: date, hours and minutes, and its zone (Z or ±hh:mm). */
 const ISO_PARTS = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/
 
+/** Counts whose plural category a language keeps (minutes of a wait, seconds of a refresh, a rank). */
+const PLURALS_KEPT = 10_000
+
 /** One language's words and formats. */
 export class Texts {
   readonly dir: 'ltr' | 'rtl'
@@ -83,6 +96,8 @@ export class Texts {
   private readonly times: Intl.DateTimeFormat
   /** Whether Intl writes this language's counts in ASCII (no character references needed). */
   private readonly asciiCounts: boolean
+  /** The plural category of each whole count under PLURALS_KEPT, as Intl.PluralRules chose it once (select costs a microsecond). */
+  private readonly categories: (PluralCategory | undefined)[] = []
 
   constructor(readonly locale: Locale) {
     this.dir = locale === 'ar' ? 'rtl' : 'ltr'
@@ -101,7 +116,14 @@ export class Texts {
 
   private form(key: MessageKey, n: number | undefined): Form {
     const forms = this.forms.get(key) as Forms
-    return n === undefined ? forms.other : (forms[this.plurals.select(n) as PluralCategory] ?? forms.other)
+    if (n === undefined) return forms.other
+    const kept = n >= 0 && n < PLURALS_KEPT && Number.isInteger(n)
+    let category = kept ? this.categories[n] : undefined
+    if (category === undefined) {
+      category = this.plurals.select(n) as PluralCategory
+      if (kept) this.categories[n] = category
+    }
+    return forms[category] ?? forms.other
   }
 
   private fill(pieces: string[], vars: Vars, n: string): string {
