@@ -154,7 +154,7 @@ export function createAccessView(ui) {
             h('div', {}, h('dt', {}, 'Waiting'), h('dd', { id: 'access-lane-waiting' }, '–')),
             h('div', {}, h('dt', {}, 'Active'), h('dd', { id: 'access-lane-active' }, '–')),
           ),
-          h('p', { class: 'muted small' }, 'Set in the room’s settings (Live view): Separate lane, max active and admit per minute.'),
+          h('p', { class: 'muted small' }, 'Set in the room’s settings (Live view): Separate lane, max active and rate per minute.'),
         ),
       ),
       h('section', { id: 'access-result', class: 'card access-result', hidden: true, 'aria-labelledby': 'access-result-heading' }),

@@ -412,7 +412,7 @@ export const ROOM_SETTINGS = {
   },
   laneUsersPerMinute: {
     type: 'integer',
-    label: 'Separate lane: admit per minute',
+    label: 'Separate lane: rate per minute',
     help: '',
     group: 'access',
     min: 1,
