@@ -49,8 +49,9 @@ export function visit(edge: EdgeContext, room: RoomSettings, req: Incoming, ende
   // A place in a lane is one whose arrival lies in the lane's band (core/access.ts): the token says so.
   const lane = ticket === undefined ? undefined : laneOfArrival(ticket.arrival, now * 1000)
   const v: Visit = { edge, room, req, now, ticket, endedVisitor, stop, asks, visitor: '', started, lane, redeemed: undefined }
-  // An access code or invite link to redeem first (a room that takes them; one store call more).
-  const code = asks ? accessValueIn(room, req) : undefined
+  // An access code or invite link to redeem first (a room that takes them; one store call more). A
+  // visitor an admin ended is kept out whatever they bring: nothing is redeemed for them.
+  const code = asks && endedVisitor === undefined ? accessValueIn(room, req) : undefined
   if (code !== undefined) return redeemThenVisit(v, known, code)
   // A scheduled room (its draw), or a newcomer to a room with a proof of work or a cap on joins: those
   // steps wait first.
