@@ -13,10 +13,12 @@ import {
   localeFromAcceptLanguage,
   matchLocale,
 } from '../src/core/locales.js'
+import { ACCESS_TEXT } from '../src/http/access-page.js'
 import { pageLocale, texts } from '../src/http/i18n.js'
 import { isPlural, type Text } from '../src/http/locales/catalogue.js'
 import { en } from '../src/http/locales/en.js'
 import { CATALOGUES } from '../src/http/locales/index.js'
+import { queuePage } from '../src/http/pages.js'
 
 const placeholders = (text: string) => new Set([...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string))
 
@@ -86,6 +88,25 @@ describe('the catalogues', () => {
       expect(ERRORS[code], key).toBeDefined()
       expect(en[key as keyof typeof en], key).toBe(part === 'title' ? ERRORS[code].title : ERRORS[code].visitor)
     }
+  })
+
+  it('the access code form and the lane line are in the page’s language; English is access-page.ts’s own', () => {
+    for (const [key, text] of Object.entries(ACCESS_TEXT)) expect(en[key as keyof typeof en], key).toBe(text)
+    const v = {
+      room: 'r',
+      state: 'queued' as const,
+      position: 3,
+      ahead: 2,
+      waiting: 9,
+      etaSeconds: 60,
+      etaRange: null,
+      refreshSeconds: 20,
+      nextPollSeconds: 5,
+    }
+    const room = { title: 'T', message: 'M', accessCodes: 'on' }
+    expect(queuePage(v, room, 'de')).toContain('<h2 id="access-heading">Haben Sie einen Zugangscode?</h2>')
+    expect(queuePage(v, room, 'en')).toContain('<h2 id="access-heading">Have an access code?</h2>')
+    expect(queuePage({ ...v, lane: 'priority' } as typeof v, room, 'ja')).toContain('&#20778;&#20808;&#21015;') // 優先列
   })
 
   it('every text a visitor sees in another language is written in it: none is left in English', () => {

@@ -1,15 +1,16 @@
 // The queue page's part for access codes (core/access.ts): in a room that takes them, a small form
 // "Have an access code?" under the numbers, which sends what is typed as ?code= to the same page (a
 // plain GET form: no script, and the page's CSP allows forms to 'self'); and, for a visitor whose
-// place is in a lane, a line that says which. Every word a visitor reads of it is in ACCESS_TEXT, in
-// one place, as the page's other catalogues keep them (src/http/locales/): a key, and an English text.
+// place is in a lane, a line that says which. Every word a visitor reads of it is a key of ACCESS_TEXT,
+// written in the page's language by the page's catalogues (src/http/locales/, where en.ts has these
+// same English texts).
 import type { Lane } from '../core/access.js'
 import type { VisitorStatus } from '../core/visit.js'
 
-/** The page's escaper (pages.ts escapeHtml: ASCII out), handed in so that this part needs nothing of the page's module. */
-type Escape = (text: string) => string
+/** The page's words in its language, as ASCII HTML (i18n.ts Texts), handed in so that this part needs nothing of the page's module. */
+type Words = { html(key: keyof typeof ACCESS_TEXT): string }
 
-/** The visitor's words of this part of the page, by key. */
+/** The visitor's words of this part of the page, by key: the English (the catalogues' keys). */
 export const ACCESS_TEXT = {
   'access.heading': 'Have an access code?',
   'access.label': 'Access code',
@@ -26,9 +27,9 @@ const FORM_STATES: ReadonlySet<string> = new Set(['queued', 'paused', 'recoverin
  * The form, for a room that takes codes (its accessCodes setting) and a state with a place; '' otherwise.
  * The same for every visitor of a room in a state: it belongs to the page's frame.
  */
-export function accessForm(v: Pick<VisitorStatus, 'state'>, room: { title: string; accessCodes?: string }, esc: Escape): string {
+export function accessForm(v: Pick<VisitorStatus, 'state'>, room: { title: string; accessCodes?: string }, words: Words): string {
   if (room.accessCodes !== 'on' || !FORM_STATES.has(v.state)) return ''
-  const html = (key: keyof typeof ACCESS_TEXT) => esc(ACCESS_TEXT[key])
+  const html = (key: keyof typeof ACCESS_TEXT) => words.html(key)
   return `
 <form class="access" method="get" aria-labelledby="access-heading">
 <h2 id="access-heading">${html('access.heading')}</h2>
@@ -39,10 +40,9 @@ export function accessForm(v: Pick<VisitorStatus, 'state'>, room: { title: strin
 }
 
 /** The line that tells a visitor their place is in a lane; '' for everyone else (the visitor's own part of the page). */
-export function laneNote(v: { lane?: Lane }, esc: Escape): string {
+export function laneNote(v: { lane?: Lane }, words: Words): string {
   if (v.lane === undefined) return ''
-  const html = (key: keyof typeof ACCESS_TEXT) => esc(ACCESS_TEXT[key])
-  return `<p class="lane" id="lane">${html(v.lane === 'priority' ? 'lane.priority' : 'lane.separate')}</p>`
+  return `<p class="lane" id="lane">${words.html(v.lane === 'priority' ? 'lane.priority' : 'lane.separate')}</p>`
 }
 
 /** The part's style, in the page's style sheet (src/http/pages.ts QUEUE_ASSETS). */

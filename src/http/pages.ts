@@ -149,7 +149,7 @@ function liveAttr(locale: Locale): string {
  */
 export function queuePage(v: VisitorStatus, text: RoomText, locale: Locale = 'en'): string {
   const f = frameFor(v, text, locale)
-  return `${f.head}${finalState(v) ? '' : refreshAfter(v)}${f.beforeNext}${v.nextPollSeconds}${f.beforeNumbers}${numbersBlock(v, f.texts)}${laneNote(v, escapeHtml)}${f.tail}`
+  return `${f.head}${finalState(v) ? '' : refreshAfter(v)}${f.beforeNext}${v.nextPollSeconds}${f.beforeNumbers}${numbersBlock(v, f.texts)}${laneNote(v, f.texts)}${f.tail}`
 }
 
 /**
@@ -274,7 +274,7 @@ function pageFrame(v: VisitorStatus, text: RoomText, locale: Locale): PageFrame 
 <h1 id="headline">${headline}</h1>
 <p>${lead}</p>
 <div role="status" aria-live="polite" aria-atomic="false">`),
-    tail: flat(`</div>${drawBlock(v, t)}${accessForm(v, text, escapeHtml)}
+    tail: flat(`</div>${drawBlock(v, t)}${accessForm(v, text, t)}
 ${refreshes}
 </div>${shell.close}`),
     texts: t,

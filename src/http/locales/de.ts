@@ -45,6 +45,13 @@ export const de: Catalogue = {
   'challenge.done': 'Fertig.',
   'challenge.failed': 'Die Prüfung ist nicht durchgegangen. Bitte laden Sie die Seite neu.',
   'challenge.retry': 'Der Warteraum hat nicht geantwortet; gleich wird es erneut versucht.',
+  'access.heading': 'Haben Sie einen Zugangscode?',
+  'access.label': 'Zugangscode',
+  'access.hint':
+    'Er sieht so aus: XXXX-XXXX-XXXX-XXXX. Ein gültiger Code bringt Sie in seine Warteschlange; ist er ungültig, behalten Sie Ihren Platz.',
+  'access.button': 'Code verwenden',
+  'lane.priority': 'Sie stehen in der Vorrang-Warteschlange: Sie werden vor der öffentlichen Warteschlange eingelassen.',
+  'lane.separate': 'Sie stehen in einer eigenen Warteschlange, mit eigenen Plätzen und eigenem Tempo.',
   'numbers.position': 'Ihr Platz in der Warteschlange',
   'numbers.progress': 'Fortschritt in der Warteschlange',
   'numbers.ahead': 'Personen vor Ihnen',

@@ -43,6 +43,13 @@ export const en = {
   'challenge.done': 'Done.',
   'challenge.failed': 'The check did not go through. Please reload the page.',
   'challenge.retry': 'The waiting room did not answer; trying again shortly.',
+  // The access code form and a lane's line (src/http/access-page.ts), in a room that takes codes.
+  'access.heading': 'Have an access code?',
+  'access.label': 'Access code',
+  'access.hint': 'It looks like XXXX-XXXX-XXXX-XXXX. A valid code moves you to its lane; if it is not, you keep your place.',
+  'access.button': 'Use code',
+  'lane.priority': 'You are in the priority lane: you are let in before the public line.',
+  'lane.separate': 'You are in a separate lane, with its own places and its own pace.',
   'numbers.position': 'Your place in line',
   'numbers.progress': 'Progress through the line',
   'numbers.ahead': 'People ahead of you',

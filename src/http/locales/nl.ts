@@ -43,6 +43,13 @@ export const nl: Catalogue = {
   'challenge.done': 'Klaar.',
   'challenge.failed': 'De controle is niet gelukt. Laad de pagina opnieuw.',
   'challenge.retry': 'De wachtruimte antwoordde niet; we proberen het zo opnieuw.',
+  'access.heading': 'Heb je een toegangscode?',
+  'access.label': 'Toegangscode',
+  'access.hint':
+    'Die ziet eruit als XXXX-XXXX-XXXX-XXXX. Met een geldige code ga je naar de rij ervan; is hij ongeldig, dan houd je je plek.',
+  'access.button': 'Code gebruiken',
+  'lane.priority': 'Je staat in de voorrangsrij: je wordt vóór de openbare rij binnengelaten.',
+  'lane.separate': 'Je staat in een aparte rij, met eigen plekken en een eigen tempo.',
   'numbers.position': 'Je plek in de rij',
   'numbers.progress': 'Voortgang in de rij',
   'numbers.ahead': 'Mensen voor je',

@@ -45,6 +45,13 @@ export const pl: Catalogue = {
   'challenge.done': 'Gotowe.',
   'challenge.failed': 'Sprawdzenie się nie powiodło. Odśwież stronę.',
   'challenge.retry': 'Poczekalnia nie odpowiedziała; za chwilę spróbujemy ponownie.',
+  'access.heading': 'Masz kod dostępu?',
+  'access.label': 'Kod dostępu',
+  'access.hint':
+    'Wygląda tak: XXXX-XXXX-XXXX-XXXX. Ważny kod przenosi Cię do jego kolejki; jeśli nie jest ważny, zachowujesz swoje miejsce.',
+  'access.button': 'Użyj kodu',
+  'lane.priority': 'Jesteś w kolejce priorytetowej: wejdziesz przed kolejką ogólną.',
+  'lane.separate': 'Jesteś w osobnej kolejce, z własnymi miejscami i własnym tempem.',
   'numbers.position': 'Twoje miejsce w kolejce',
   'numbers.progress': 'Postęp w kolejce',
   'numbers.ahead': 'Osoby przed Tobą',

@@ -45,6 +45,13 @@ export const ptBR: Catalogue = {
   'challenge.done': 'Pronto.',
   'challenge.failed': 'A verificação não foi concluída. Recarregue a página.',
   'challenge.retry': 'A sala de espera não respondeu; tentaremos de novo em instantes.',
+  'access.heading': 'Tem um código de acesso?',
+  'access.label': 'Código de acesso',
+  'access.hint':
+    'Ele tem este formato: XXXX-XXXX-XXXX-XXXX. Um código válido leva você para a fila dele; se não for válido, você mantém o seu lugar.',
+  'access.button': 'Usar código',
+  'lane.priority': 'Você está na fila prioritária: entra antes da fila geral.',
+  'lane.separate': 'Você está em uma fila separada, com lugares e ritmo próprios.',
   'numbers.position': 'Seu lugar na fila',
   'numbers.progress': 'Progresso na fila',
   'numbers.ahead': 'Pessoas à sua frente',
