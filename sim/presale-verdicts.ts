@@ -41,21 +41,30 @@ export function redeemedAt(g: Grant): number {
   return g.line === 'public' ? g.arrival / 1000 : (g.arrival + LANE_OFFSET_US[g.line]) / 1000
 }
 
+/** When a place was in the line: a lane's once its redemption was answered (placedBy), a public one at its arrival. */
+const placed = (g: Grant) => g.placedBy ?? redeemedAt(g)
+
 /**
- * Grants of one line out of arrival order: pairs where an earlier arrival was granted later. Every
- * visitor of the presale polls until admitted, so none may leave the line: FIFO holds strictly.
+ * Grants of one line out of arrival order: pairs where an earlier arrival was granted later, though it
+ * was already placed when the later one was granted. Every visitor of the presale polls until admitted,
+ * so none may leave the line: FIFO holds strictly among the places in it. (A lane's arrival is given at
+ * its redemption and taken by the poll right after it: a holder who redeemed first and polled second
+ * was not yet in the line between the two.)
  */
 export function lineInversions(grants: readonly Grant[], line: Line): { count: number; example?: [string, string] } {
   const mine = grants.filter((g) => g.line === line).sort((a, b) => a.arrival - b.arrival)
   let count = 0
   let example: [string, string] | undefined
-  let latest: Grant | undefined
-  for (const g of mine) {
-    if (latest !== undefined && g.at < latest.at) {
-      count++
-      example ??= [latest.visitor, g.visitor]
+  for (let j = 0; j < mine.length; j++) {
+    const later = mine[j] as Grant
+    for (let i = 0; i < j; i++) {
+      const earlier = mine[i] as Grant
+      if (earlier.at > later.at && placed(earlier) < later.at) {
+        count++
+        example ??= [earlier.visitor, later.visitor]
+        break
+      }
     }
-    if (latest === undefined || g.at > latest.at) latest = g
   }
   return { count, example }
 }
@@ -85,7 +94,7 @@ export function priorityFirst(grants: readonly Grant[]): { count: number; exampl
   for (const q of grants) {
     if (q.line !== 'public') continue
     for (const p of holders) {
-      if ((p.placedBy ?? redeemedAt(p)) < q.at && p.at > q.at) {
+      if (placed(p) < q.at && p.at > q.at) {
         count++
         example ??= [p.visitor, q.visitor]
       }

@@ -37,6 +37,10 @@ describe('presale verdicts on synthetic timelines', () => {
     expect(lineInversions(grants, 'public')).toEqual({ count: 1, example: ['a', 'b'] })
     expect(lineInversions(grants, 'priority').count).toBe(0)
     expect(lineInversions([g('a', 'separate', T, T + 9), g('b', 'separate', T + 1, T + 9)], 'separate').count).toBe(0)
+    // A holder who redeemed first but was placed (answered) after the other's grant: not yet in the line then.
+    const first = { ...g('a', 'priority', T, T + 50), placedBy: T + 20 }
+    expect(lineInversions([first, { ...g('b', 'priority', T + 1, T + 10), placedBy: T + 5 }], 'priority').count).toBe(0)
+    expect(lineInversions([first, { ...g('b', 'priority', T + 1, T + 30), placedBy: T + 5 }], 'priority').count).toBe(1)
   })
 
   it('a public grant while a placed holder waits is caught; one before the holder was placed is not', () => {
