@@ -262,6 +262,10 @@ export function edgeAccessContract(runtime: EdgeRuntime): void {
         body: JSON.stringify({ count: 1, maxUses: 1, lane: 'priority', expiresAt: inAnHour() }),
       })
       expect(anon.status).toBe(401)
+      // The Access view's module is served like the UI's others (a Worker bundles it: worker/bundled.ts).
+      const view = await app.request('http://shop.test/_anteroom/admin/access.js')
+      expect([view.status, view.headers.get('content-type')]).toEqual([200, 'text/javascript; charset=utf-8'])
+      expect(await view.text()).toContain('export function createAccessView')
     })
   })
 
