@@ -5,7 +5,7 @@
 // once per language, so a page fills them by concatenation.
 import { chooseLocale, isLocale, LANG_COOKIE, LOCALE_TAGS, type Locale, localeFromAcceptLanguage } from '../core/locales.js'
 import { readCookie } from './cookies.js'
-import { escapeHtml, grouped } from './html.js'
+import { escapeHtml, flat, grouped } from './html.js'
 import { isPlural, type PluralCategory, type Text } from './locales/catalogue.js'
 import { CATALOGUES, type MessageKey } from './locales/index.js'
 
@@ -64,9 +64,14 @@ interface Form {
 }
 type Forms = { [C in PluralCategory]?: Form } & { other: Form }
 
+/**
+ * One form of a text: its pieces as text and as HTML. The HTML pieces are made one-byte strings
+ * (flat): escaping a two-byte text can leave its ASCII result two bytes a character, and one such
+ * piece in a page makes the whole page two-byte, re-encoded for every answer (html.ts).
+ */
 function formOf(text: string): Form {
   const text_ = text.split(/\{(\w+)\}/)
-  return { text: text_, html: text_.map((piece, i) => (i % 2 === 0 ? escapeHtml(piece) : piece)) }
+  return { text: text_, html: text_.map((piece, i) => (i % 2 === 0 ? flat(escapeHtml(piece)) : piece)) }
 }
 
 function formsOf(text: Text): Forms {
@@ -85,6 +90,18 @@ const ISO_PARTS = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::\d{2}(?:\.\d+)?)?
 
 /** Counts whose plural category a language keeps (minutes of a wait, seconds of a refresh, a rank). */
 const PLURALS_KEPT = 10_000
+/** Waits (and ranges) a language keeps as written; past this many it starts again. */
+const WAITS_KEPT = 4096
+
+/** A text kept by its key, made (and flattened: one piece in a page, html.ts flat) on first use. */
+function remembered(kept: Map<number, string>, key: number, make: () => string): string {
+  let text = kept.get(key)
+  if (text === undefined) {
+    if (kept.size >= WAITS_KEPT) kept.clear()
+    kept.set(key, (text = flat(make())))
+  }
+  return text
+}
 
 /** One language's words and formats. */
 export class Texts {
@@ -98,6 +115,9 @@ export class Texts {
   private readonly asciiCounts: boolean
   /** The plural category of each whole count under PLURALS_KEPT, as Intl.PluralRules chose it once (select costs a microsecond). */
   private readonly categories: (PluralCategory | undefined)[] = []
+  /** Waits and ranges as a page writes them, by minutes: made once, flat, so a page holds one piece for each. */
+  private readonly etaHtml = new Map<number, string>()
+  private readonly rangeHtml = new Map<number, string>()
 
   constructor(readonly locale: Locale) {
     this.dir = locale === 'ar' ? 'rtl' : 'ltr'
@@ -112,6 +132,11 @@ export class Texts {
   /** A count as the language writes it ("1,234", "1.234", "1 234"). */
   count(n: number): string {
     return this.locale === 'en' ? grouped(n) : this.numbers.format(n)
+  }
+
+  /** The same as HTML, one byte a character (formOf): character references for what is not ASCII. */
+  countHtml(n: number): string {
+    return this.asciiCounts ? this.count(n) : flat(escapeHtml(this.count(n)))
   }
 
   private form(key: MessageKey, n: number | undefined): Form {
@@ -142,7 +167,7 @@ export class Texts {
 
   /** The same as ASCII HTML: `vars` must be HTML already; {n} is escaped here. */
   html(key: MessageKey, vars: Vars = NONE, n?: number): string {
-    const count = n === undefined ? '' : this.asciiCounts ? this.count(n) : escapeHtml(this.count(n))
+    const count = n === undefined ? '' : this.countHtml(n)
     return this.fill(this.form(key, n).html, vars, count)
   }
 
@@ -158,9 +183,8 @@ export class Texts {
   }
 
   private hoursMinutes(m: number, html: boolean): string {
-    const h = this.count(Math.floor(m / 60))
-    const rest = this.count(m % 60)
-    const vars = html && !this.asciiCounts ? { h: escapeHtml(h), m: escapeHtml(rest) } : { h, m: rest }
+    const h = Math.floor(m / 60)
+    const vars = html ? { h: this.countHtml(h), m: this.countHtml(m % 60) } : { h: this.count(h), m: this.count(m % 60) }
     return this.phrase('dur.hMin', html, vars)
   }
 
@@ -169,6 +193,11 @@ export class Texts {
     if (seconds === null) return this.phrase('eta.unknown', html)
     if (seconds < 60) return this.phrase('eta.underMinute', html)
     const minutes = Math.round(seconds / 60)
+    if (!html) return this.etaOf(minutes, false)
+    return remembered(this.etaHtml, minutes, () => this.etaOf(minutes, true))
+  }
+
+  private etaOf(minutes: number, html: boolean): string {
     if (minutes < 60) return this.phrase('eta.minutes', html, NONE, minutes)
     return this.phrase('eta.hours', html, { duration: this.hoursMinutes(minutes, html) })
   }
@@ -178,14 +207,16 @@ export class Texts {
     if (range === null) return ''
     const low = Math.round(range[0] / 60)
     const high = Math.round(range[1] / 60)
+    if (!html) return this.rangeOf(low, high, false)
+    return remembered(this.rangeHtml, low * 1_000_000 + high, () => this.rangeOf(low, high, true))
+  }
+
+  private rangeOf(low: number, high: number, html: boolean): string {
     if (high < 1) return this.phrase('range.underMinute', html)
     if (low === high) return this.phrase('range.same', html)
     if (low < 1)
       return this.phrase('range.upTo', html, { high: high < 60 ? this.phrase('dur.minutes', html, NONE, high) : this.minutes(high, html) })
-    if (high < 60) {
-      const l = this.count(low)
-      return this.phrase('range.minutes', html, { low: html && !this.asciiCounts ? escapeHtml(l) : l }, high)
-    }
+    if (high < 60) return this.phrase('range.minutes', html, { low: html ? this.countHtml(low) : this.count(low) }, high)
     return this.phrase('range.between', html, { low: this.minutes(low, html), high: this.minutes(high, html) })
   }
 

@@ -316,10 +316,9 @@ function piecesFor(t: Texts): NumberPieces {
   return p
 }
 
-/** A count as HTML: ASCII digits in English, a character reference for any other character. */
+/** A count as HTML: ASCII digits in English, a character reference for any other character (i18n.ts). */
 function countHtml(t: Texts, n: number): string {
-  const s = t.count(n)
-  return t.locale === 'en' ? s : escapeHtml(s)
+  return t.countHtml(n)
 }
 
 /** The visitor's own numbers: their place, the line and the wait, or a scheduled room's countdown. */
