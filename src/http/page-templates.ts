@@ -251,9 +251,9 @@ export function sampleStatus(state: TemplateState, room: Pick<RoomSettings, 'id'
 }
 
 /**
- * A preview of a page: the template (or, without one, the built-in page's body is not shown here:
- * pages.ts renders it) with sample values, in the shell without its script and refresh, for the admin
- * UI's frames. `builtIn` renders the built-in page for the same sample.
+ * A template's page with a made-up visitor in a state (sampleStatus), for the admin UI's frames: in
+ * the shell without its script and refresh (admin/templates.ts serves it; the built-in page's previews
+ * are pages.ts's own queuePage).
  */
 export function previewPage(
   tpl: CompiledTemplate,
