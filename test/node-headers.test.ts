@@ -64,7 +64,15 @@ const CASES: Record<string, string[]> = {
   ],
   'spaces and tabs around values': ['Host:   shop.example  ', 'Accept:\tapplication/json\t', 'Cookie:  a=1 ; b=2  '],
   'empty values': ['Host: a', 'Accept:', 'Cookie: ', `${POW_HEADER}:`],
-  'names of the same lengths': ['Host: a', 'Hosts: b', 'Origin: c', 'Pragma: no-cache', 'Anteroom-Pox: d', 'Accepts: e', 'Accept-Encoding: gzip'],
+  'names of the same lengths': [
+    'Host: a',
+    'Hosts: b',
+    'Origin: c',
+    'Pragma: no-cache',
+    'Anteroom-Pox: d',
+    'Accepts: e',
+    'Accept-Encoding: gzip',
+  ],
   'Accept-Language twice, in other cases, with q-values': ['Host: a', 'Accept-Language: de-AT, de;q=0.9', 'ACCEPT-LANGUAGE:  en;q=0.5 '],
 }
 

@@ -117,7 +117,7 @@ export const TEMPLATE_VARIABLES: readonly TemplateVariable[] = [
   {
     name: 't',
     kind: 'object',
-    what: 'The page’s texts in its language: t.<key> for the keys of src/http/locales/en.ts but the error pages’, the draw’s and the pieces waits are written with, as {{t.numbers.position}}; their placeholders are filled (the refresh, the schedule’s times).',
+    what: 'The page’s texts in its language: t.<key> for the keys of src/http/locales/en.ts but the error pages’, the human check’s, the draw’s and the pieces waits are written with, as {{t.numbers.position}}; their placeholders are filled (the refresh, the schedule’s times).',
   },
 ]
 

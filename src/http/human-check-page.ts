@@ -3,14 +3,18 @@
 // no inline script: its own script is the edge's file /_anteroom/human-check.js, and its CSP allows
 // that file and the widget provider's origin (script-src and frame-src, as Turnstile documents) and
 // nothing else; only this page, of a room that uses the check, allows the provider at all. Its words
-// are HUMAN_CHECK_TEXT's (human-check-text.ts); the script is handed them in data-msg-* attributes.
+// are the catalogues' humanCheck.* texts, in the visitor's language (chosen as the queue page's is:
+// responses.ts visitorLocale); the script holds none of its own and is handed them in data-msg-*
+// attributes.
 import type { Context } from 'hono'
 import { HUMAN_CHECK_HEADER, type HumanCheckStatus } from '../core/human-check.js'
+import type { Locale } from '../core/locales.js'
 import type { RoomSettings } from '../core/settings.js'
-import { HUMAN_CHECK_TEXT } from './human-check-text.js'
-import { escapeHtml, STYLE } from './pages.js'
+import { escapeHtml } from './html.js'
+import { texts } from './i18n.js'
+import { htmlTag, STYLE } from './pages.js'
 import { type Incoming, ownSource } from './request.js'
-import { NO_STORE } from './responses.js'
+import { langCookie, NO_STORE, PAGE_VARY, visitorLocale } from './responses.js'
 
 export const HUMAN_CHECK_SCRIPT_PATH = '/_anteroom/human-check.js'
 
@@ -69,8 +73,17 @@ export function humanCheckResponse(req: Incoming, room: RoomSettings, status: Hu
     `default-src 'none'; style-src 'unsafe-inline'; script-src ${ownSource(req, HUMAN_CHECK_SCRIPT_PATH)} ${provider}; frame-src ${provider}; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`
   headers['x-content-type-options'] = 'nosniff'
   headers['referrer-policy'] = 'no-referrer'
-  return new Response(humanCheckPage(room, status), { headers })
+  headers.vary = PAGE_VARY
+  const { locale, keep } = visitorLocale(req, room)
+  const page = humanCheckPage(room, status, locale)
+  if (keep === undefined) return new Response(page, { headers })
+  const list = new Headers(headers)
+  list.append('set-cookie', langCookie(keep, req.secure))
+  return new Response(page, { headers: list })
 }
+
+/** What the script says, by step (data-msg-<step>): the catalogue's humanCheck.<step>; `ready` says nothing. */
+const SCRIPT_STEPS = ['loading', 'checking', 'done', 'again', 'unavailable', 'offline', 'blocked'] as const
 
 function widgetScript(scriptUrl: string): string {
   const url = new URL(scriptUrl)
@@ -79,21 +92,19 @@ function widgetScript(scriptUrl: string): string {
   return url.toString()
 }
 
-function humanCheckPage(room: RoomSettings, status: HumanCheckStatus): string {
-  const t = HUMAN_CHECK_TEXT
+function humanCheckPage(room: RoomSettings, status: HumanCheckStatus, locale: Locale): string {
+  const t = texts(locale)
   const { humanCheck } = status
-  const messages = Object.entries(t.messages)
-    .map(([key, text]) => ` data-msg-${key}="${escapeHtml(text)}"`)
-    .join('')
+  const messages = SCRIPT_STEPS.map((step) => ` data-msg-${step}="${t.html(`humanCheck.${step}`)}"`).join('')
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${escapeHtml(t.title)}</title><style>${STYLE}</style></head>
+${htmlTag(locale)}<head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${t.html('humanCheck.title')}</title><style>${STYLE}</style></head>
 <body><main id="anteroom" data-room="${escapeHtml(room.id)}" data-state="human_check" data-refresh="${status.refreshSeconds}" data-sitekey="${escapeHtml(humanCheck.siteKey)}" data-action="${escapeHtml(humanCheck.action)}" data-cdata="${escapeHtml(humanCheck.cData)}"${messages}>
 <div class="card" role="region" aria-labelledby="headline">
-<h1 id="headline">${escapeHtml(t.title)}</h1>
-<p>${escapeHtml(t.lead)}</p>
+<h1 id="headline">${t.html('humanCheck.title')}</h1>
+<p>${t.html('humanCheck.lead')}</p>
 <div id="hc-widget"></div>
 <p class="muted" id="hc-state" role="status" aria-live="polite"></p>
-<noscript><p><strong>${escapeHtml(t.noscript)}</strong></p></noscript>
+<noscript><p><strong>${t.html('humanCheck.noscript')}</strong></p></noscript>
 </div></main><script src="${escapeHtml(widgetScript(humanCheck.scriptUrl))}" async defer></script><script src="${HUMAN_CHECK_SCRIPT_PATH}?v=${SCRIPT_VERSION}"></script></body></html>`
 }

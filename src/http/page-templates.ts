@@ -22,7 +22,11 @@ import { finalState, pageShell, type RoomText, refreshAfter, roomWords, stateWor
  */
 export const TEMPLATE_TEXT_KEYS: readonly MessageKey[] = (Object.keys(en) as MessageKey[]).filter(
   (key) =>
-    !key.startsWith('error.') && !(LIVE_KEYS as readonly string[]).includes(key) && !key.startsWith('draw.') && key !== 'schedule.at',
+    !key.startsWith('error.') &&
+    !key.startsWith('humanCheck.') &&
+    !(LIVE_KEYS as readonly string[]).includes(key) &&
+    !key.startsWith('draw.') &&
+    key !== 'schedule.at',
 )
 
 /** A template ready to render: its tokens, and its style sheet if its origin is (still) allowed. */

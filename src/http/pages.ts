@@ -117,7 +117,7 @@ const PAGE_TAIL_POLLING = `<script src="${QUEUE_ASSETS.js.path}?v=${QUEUE_ASSETS
 const PAGE_TAIL_FINAL = '</body></html>'
 
 /** `<html>` in the page's language and direction (dir only for right-to-left: left-to-right is the default). */
-function htmlTag(locale: Locale): string {
+export function htmlTag(locale: Locale): string {
   return `<html lang="${locale}"${localeDir(locale) === 'rtl' ? ' dir="rtl"' : ''}>`
 }
 

@@ -115,6 +115,34 @@ export function edgeHumanCheckContract(runtime: EdgeRuntime): void {
       expect(provider.calls).toEqual([])
     })
 
+    it('writes the check’s page in the visitor’s language: Accept-Language, ?lang= (kept in its cookie, right to left for Arabic), English otherwise', async () => {
+      const german = await new Visitor('http://shop.test', '203.0.113.52').request(app, '/tickets/event/1', {
+        headers: { 'accept-language': 'de-AT,de;q=0.9,en;q=0.5' },
+      })
+      expect(german.headers.get('vary')).toBe('Accept-Language, Cookie')
+      const de = await german.text()
+      expect(de).toContain('<html lang="de">')
+      expect(de).toContain('<h1 id="headline">Bevor Sie sich anstellen</h1>')
+      // The script's words too, in the page's language and as ASCII (character references).
+      expect(de).toContain('data-msg-checking="Wird gepr&#252;ft&#8230;"')
+      expect(/^[\t\n\r\x20-\x7e]*$/.test(de)).toBe(true)
+      const v = new Visitor('http://shop.test', '203.0.113.53')
+      const arabic = await v.request(app, '/tickets/event/1?lang=ar', { headers: { 'accept-language': 'de' } })
+      expect(arabic.headers.getSetCookie().some((c) => c.startsWith('anteroom_lang=ar;'))).toBe(true)
+      const ar = await arabic.text()
+      expect(ar).toContain('<html lang="ar" dir="rtl">')
+      expect(ar).not.toContain('Before you join the line')
+      // The choice kept: the next page, without ?lang=, is still in Arabic.
+      expect(await (await v.request(app, '/tickets/event/1', { headers: { 'accept-language': 'de' } })).text()).toContain(
+        '<html lang="ar" dir="rtl">',
+      )
+      const english = await (await new Visitor('http://shop.test', '203.0.113.54').request(app, '/tickets/event/1')).text()
+      expect(english).toContain('<html lang="en">')
+      expect(english).toContain('<h1 id="headline">Before you join the line</h1>')
+      expect(english).toContain('data-msg-done="Done. Taking you to your place in line&#8230;"')
+      expect(await waiting('sale')).toBe(0)
+    })
+
     it('gives a place in the real line for a token that passes; siteverify is told the secret, the token and the visitor’s address', async () => {
       const first = new Visitor('http://shop.test', '203.0.113.60')
       const token = mint(true)
@@ -199,7 +227,8 @@ export function edgeHumanCheckContract(runtime: EdgeRuntime): void {
       const res = await app.request('http://shop.test/_anteroom/metrics', { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
       const m = new Scrape(await res.text())
       const count = (outcome: string, r = 'sale') => m.value('anteroom_human_checks_total', { room: r, outcome })
-      expect([count('asked'), count('passed'), count('failed'), count('error'), count('timeout')]).toEqual([2, 3, 5, 1, 1])
+      // Asked: the first test's two newcomers and the four pages of the languages' test.
+      expect([count('asked'), count('passed'), count('failed'), count('error'), count('timeout')]).toEqual([6, 3, 5, 1, 1])
       expect([count('error', 'open'), count('timeout', 'open')]).toEqual([1, 1])
       expect(m.value('anteroom_shadow_visits_total', { room: 'sale' })).toBe(5 + 1 + 6 * 5)
       await expect.poll(() => edge.logs()).toContain('human_check_failed')

@@ -45,6 +45,19 @@ export const de: Catalogue = {
   'challenge.done': 'Fertig.',
   'challenge.failed': 'Die Prüfung ist nicht durchgegangen. Bitte laden Sie die Seite neu.',
   'challenge.retry': 'Der Warteraum hat nicht geantwortet; gleich wird es erneut versucht.',
+  'humanCheck.title': 'Bevor Sie sich anstellen',
+  'humanCheck.lead':
+    'Bitte bestätigen Sie, dass Sie ein Mensch sind. Das dauert einen Moment, dann erhalten Sie Ihren Platz in der Warteschlange.',
+  'humanCheck.noscript':
+    'Dieser Warteraum braucht JavaScript, um zu prüfen, dass Sie ein Mensch sind, und Ihnen einen Platz in der Warteschlange zu geben. Bitte schalten Sie JavaScript ein und laden Sie diese Seite neu.',
+  'humanCheck.loading': 'Die Prüfung wird geladen…',
+  'humanCheck.checking': 'Wird geprüft…',
+  'humanCheck.done': 'Fertig. Sie werden zu Ihrem Platz in der Warteschlange gebracht…',
+  'humanCheck.again': 'Das hat nicht geklappt. Bitte versuchen Sie die Prüfung noch einmal.',
+  'humanCheck.unavailable': 'Wir konnten Ihre Antwort gerade nicht prüfen. Bitte versuchen Sie es gleich noch einmal.',
+  'humanCheck.offline': 'Der Warteraum hat nicht geantwortet; gleich wird es erneut versucht.',
+  'humanCheck.blocked':
+    'Die Prüfung konnte nicht geladen werden. Bitte laden Sie die Seite neu und lassen Sie ihr Skript zu, falls etwas es blockiert.',
   'access.heading': 'Haben Sie einen Zugangscode?',
   'access.label': 'Zugangscode',
   'access.hint':

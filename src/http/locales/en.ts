@@ -43,6 +43,18 @@ export const en = {
   'challenge.done': 'Done.',
   'challenge.failed': 'The check did not go through. Please reload the page.',
   'challenge.retry': 'The waiting room did not answer; trying again shortly.',
+  // The human check's page (src/http/human-check-page.ts), and what its script says as it goes.
+  'humanCheck.title': 'Before you join the line',
+  'humanCheck.lead': 'Please confirm that you are a person. It takes a moment, and then you get your place in line.',
+  'humanCheck.noscript':
+    'This waiting room needs JavaScript to check that you are a person and give you a place in line. Please turn JavaScript on and reload this page.',
+  'humanCheck.loading': 'Loading the check…',
+  'humanCheck.checking': 'Checking…',
+  'humanCheck.done': 'Done. Taking you to your place in line…',
+  'humanCheck.again': 'That did not work. Please try the check again.',
+  'humanCheck.unavailable': 'We could not check your answer just now. Please try again in a moment.',
+  'humanCheck.offline': 'The waiting room did not answer; trying again shortly.',
+  'humanCheck.blocked': 'The check could not load. Please reload the page, and allow its script if something blocks it.',
   // The access code form and a lane's line (src/http/access-page.ts), in a room that takes codes.
   'access.heading': 'Have an access code?',
   'access.label': 'Access code',

@@ -43,6 +43,17 @@ export const nl: Catalogue = {
   'challenge.done': 'Klaar.',
   'challenge.failed': 'De controle is niet gelukt. Laad de pagina opnieuw.',
   'challenge.retry': 'De wachtruimte antwoordde niet; we proberen het zo opnieuw.',
+  'humanCheck.title': 'Voordat je aansluit in de rij',
+  'humanCheck.lead': 'Bevestig dat je een mens bent. Het duurt even, daarna krijg je je plek in de rij.',
+  'humanCheck.noscript':
+    'Deze wachtruimte heeft JavaScript nodig om te controleren dat je een mens bent en je een plek in de rij te geven. Zet JavaScript aan en laad deze pagina opnieuw.',
+  'humanCheck.loading': 'De controle wordt geladen…',
+  'humanCheck.checking': 'Bezig met controleren…',
+  'humanCheck.done': 'Klaar. We brengen je naar je plek in de rij…',
+  'humanCheck.again': 'Dat lukte niet. Probeer de controle opnieuw.',
+  'humanCheck.unavailable': 'We konden je antwoord nu niet controleren. Probeer het zo opnieuw.',
+  'humanCheck.offline': 'De wachtruimte antwoordde niet; we proberen het zo opnieuw.',
+  'humanCheck.blocked': 'De controle kon niet laden. Laad de pagina opnieuw en sta het script ervan toe als iets het blokkeert.',
   'access.heading': 'Heb je een toegangscode?',
   'access.label': 'Toegangscode',
   'access.hint':

@@ -45,6 +45,17 @@ export const pl: Catalogue = {
   'challenge.done': 'Gotowe.',
   'challenge.failed': 'Sprawdzenie się nie powiodło. Odśwież stronę.',
   'challenge.retry': 'Poczekalnia nie odpowiedziała; za chwilę spróbujemy ponownie.',
+  'humanCheck.title': 'Zanim dołączysz do kolejki',
+  'humanCheck.lead': 'Potwierdź, że jesteś człowiekiem. To chwila, a potem dostaniesz swoje miejsce w kolejce.',
+  'humanCheck.noscript':
+    'Ta poczekalnia potrzebuje JavaScriptu, aby sprawdzić, że jesteś człowiekiem, i dać Ci miejsce w kolejce. Włącz JavaScript i odśwież tę stronę.',
+  'humanCheck.loading': 'Ładowanie sprawdzenia…',
+  'humanCheck.checking': 'Sprawdzanie…',
+  'humanCheck.done': 'Gotowe. Przenosimy Cię na Twoje miejsce w kolejce…',
+  'humanCheck.again': 'Nie udało się. Spróbuj sprawdzenia jeszcze raz.',
+  'humanCheck.unavailable': 'Nie mogliśmy teraz sprawdzić Twojej odpowiedzi. Spróbuj ponownie za chwilę.',
+  'humanCheck.offline': 'Poczekalnia nie odpowiedziała; za chwilę spróbujemy ponownie.',
+  'humanCheck.blocked': 'Nie udało się załadować sprawdzenia. Odśwież stronę i zezwól na jej skrypt, jeśli coś go blokuje.',
   'access.heading': 'Masz kod dostępu?',
   'access.label': 'Kod dostępu',
   'access.hint':

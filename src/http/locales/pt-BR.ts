@@ -45,6 +45,17 @@ export const ptBR: Catalogue = {
   'challenge.done': 'Pronto.',
   'challenge.failed': 'A verificação não foi concluída. Recarregue a página.',
   'challenge.retry': 'A sala de espera não respondeu; tentaremos de novo em instantes.',
+  'humanCheck.title': 'Antes de entrar na fila',
+  'humanCheck.lead': 'Confirme que você é uma pessoa. Leva um instante, e depois você recebe seu lugar na fila.',
+  'humanCheck.noscript':
+    'Esta sala de espera precisa de JavaScript para verificar que você é uma pessoa e lhe dar um lugar na fila. Ative o JavaScript e recarregue esta página.',
+  'humanCheck.loading': 'Carregando a verificação…',
+  'humanCheck.checking': 'Verificando…',
+  'humanCheck.done': 'Pronto. Levando você ao seu lugar na fila…',
+  'humanCheck.again': 'Não deu certo. Tente a verificação de novo.',
+  'humanCheck.unavailable': 'Não conseguimos verificar sua resposta agora. Tente de novo em instantes.',
+  'humanCheck.offline': 'A sala de espera não respondeu; tentaremos de novo em instantes.',
+  'humanCheck.blocked': 'Não foi possível carregar a verificação. Recarregue a página e permita o script dela se algo o bloquear.',
   'access.heading': 'Tem um código de acesso?',
   'access.label': 'Código de acesso',
   'access.hint':
