@@ -245,6 +245,14 @@ export const ERRORS = {
     api: 'The booking database is unavailable; try again',
     retryAfterSeconds: 1,
   },
+  /** A claim for an event with the ordered lane could not be appended to it (Redis away); nothing was claimed. */
+  ERR_LANE_UNAVAILABLE: {
+    status: 503,
+    title: 'We are busy right now',
+    visitor: 'The booking system cannot take your claim right now. Please try again in a moment.',
+    api: 'The event’s claim lane is unavailable; nothing was claimed; try again',
+    retryAfterSeconds: 1,
+  },
   // --- admission checks at an origin (src/origin/verify.ts) -------------------------------------
   ERR_ADMISSION_MISSING: unauthorized('No Anteroom-Admission header: this service is only reachable through the waiting room'),
   ERR_ADMISSION_INVALID: unauthorized('The admission token is malformed'),

@@ -37,6 +37,19 @@ const EVENT_PARAM: ParameterSpec = {
   schema: string,
 }
 const HOLD_PARAM: ParameterSpec = { name: 'hold', in: 'path', description: 'The hold’s id.', schema: holdId }
+const CLAIM_PARAM: ParameterSpec = { name: 'claim', in: 'path', description: 'The claim’s id (a 202’s Location).', schema: holdId }
+const heldAnswer = closed({ hold: closed({ id: holdId, seats: strings, items: { type: 'array', items: itemClaim }, expiresAt: string }) })
+/** A claim in an event's ordered lane that its allocator has not decided yet. */
+const pendingAnswer = {
+  description:
+    'Only for an event sold through the ordered lane: the claim is in the lane and not decided yet (its allocator is busy or away). Poll the Location.',
+  json: closed({ claim: closed({ id: holdId, status: { enum: ['pending'] } }) }),
+  headers: {
+    Location: { description: 'Where to poll the claim: /events/{event}/claims/{claim}.' },
+    'Retry-After': { description: 'Seconds to wait before polling.' },
+  },
+}
+const CLAIM_ERRORS: readonly ErrorCode[] = ['ERR_SEATS_TAKEN', 'ERR_VISITOR_LIMIT', 'ERR_UNKNOWN_SEATS', 'ERR_ITEMS_SHORT', 'ERR_UNKNOWN_ITEMS']
 
 /** What reading the database may answer besides the route's own. */
 const DB: readonly ErrorCode[] = ['ERR_DB_BUSY', 'ERR_DB_UNAVAILABLE']
@@ -69,27 +82,25 @@ export const ORIGIN_ROUTES: readonly RouteSpec[] = [
     path: '/events/:event/holds',
     summary: 'Hold seats, items or both',
     description:
-      'All or nothing, until the event’s hold time is up. A claim the claim gate knows cannot succeed is answered 409 before the admission’s signature is checked.',
+      'All or nothing, until the event’s hold time is up. A claim the claim gate knows cannot succeed is answered 409 before the admission’s signature is checked. For an event sold through the ordered lane, the claim is decided by the event’s allocator in arrival order, with the same answers; one not decided within the origin’s wait is answered 202.',
     tag: 'holds',
     security: 'admission',
     parameters: [EVENT_PARAM],
     body: { schema: jsonSchemaOf(holdBody()), description: 'JSON (Content-Type: application/json), at most 4 KiB.' },
-    responses: {
-      201: {
-        description: 'Held.',
-        json: closed({ hold: closed({ id: holdId, seats: strings, items: { type: 'array', items: itemClaim }, expiresAt: string }) }),
-      },
-    },
-    errors: [
-      ...BODY,
-      'ERR_NOT_FOUND',
-      'ERR_SEATS_TAKEN',
-      'ERR_VISITOR_LIMIT',
-      'ERR_UNKNOWN_SEATS',
-      'ERR_ITEMS_SHORT',
-      'ERR_UNKNOWN_ITEMS',
-      ...DB,
-    ],
+    responses: { 201: { description: 'Held.', json: heldAnswer }, 202: pendingAnswer },
+    errors: [...BODY, 'ERR_NOT_FOUND', ...CLAIM_ERRORS, ...DB, 'ERR_LANE_UNAVAILABLE'],
+  },
+  {
+    method: 'get',
+    path: '/events/:event/claims/:claim',
+    summary: 'A claim in the ordered lane',
+    description:
+      'The answer of a claim that was answered 202: still 202 while pending, then what the hold would have answered (201 with the hold, or its refusal). 404 for a claim that is not the visitor’s, or was forgotten (answers are kept 10 minutes).',
+    tag: 'holds',
+    security: 'admission',
+    parameters: [EVENT_PARAM, CLAIM_PARAM],
+    responses: { 201: { description: 'Held.', json: heldAnswer }, 202: pendingAnswer },
+    errors: ['ERR_NOT_FOUND', ...CLAIM_ERRORS, ...DB, 'ERR_LANE_UNAVAILABLE'],
   },
   {
     method: 'get',

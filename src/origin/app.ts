@@ -17,10 +17,12 @@ import type { EventInfo, Hold, Payment, SeatStore, StoredAnswer } from '../ports
 import { originApiDocument } from './api-description.js'
 import { type BodyEnv, jsonBodies } from './body.js'
 import { type Claim, HOLD_ID, heldBody, holdAmount, IDEMPOTENCY_KEY, readClaim, releasedBody, shortItems, unknownItems } from './claims.js'
-import { ITEM_UNIT, itemUnit, type OriginGate, SEAT_UNIT } from './gate.js'
+import { holdUnits, ITEM_UNIT, itemUnit, type OriginGate, SEAT_UNIT } from './gate.js'
+import type { OriginLane, PendingClaim } from './lane/client.js'
 import type { ConfirmOutcome, HoldOutcome, OriginMeters } from './metrics.js'
 import { demoPage } from './page.js'
 import type { Reconciler } from './reconciler.js'
+import { itemsShortBody, SHORT_HEADERS, seatsTakenBody, TAKEN_HEADERS } from './refusals.js'
 import {
   ADMISSION_HEADER,
   type Admission,
@@ -45,6 +47,11 @@ export interface OriginDeps {
    * without the database, and before the admission's signature check. Left out: PostgreSQL alone.
    */
   gate?: OriginGate
+  /**
+   * The ordered lane (./lane/client.ts): claims for the events it is on for are decided by the event's
+   * allocator, in arrival order, instead of one by one in PostgreSQL. Left out: off for every event.
+   */
+  lane?: OriginLane
   /** The gate's reconciler, whose figures GET /events/:event/stock shows. */
   reconciler?: Reconciler
   /** Send Anteroom-Command: end-session with a confirmed purchase (and its replays); default false. */
@@ -139,7 +146,8 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
   // the database. Whatever passes the gate is verified, then decided by PostgreSQL.
   app.post('/events/:event/holds', jsonBodies(), async (c) => {
     const token = c.req.header(ADMISSION_HEADER)
-    const peeked = gate === undefined ? undefined : peekAdmission(token)
+    // A lane event's claims skip the gate: the allocator's stock answers the doomed ones.
+    const peeked = gate === undefined || deps.lane?.on(c.req.param('event') ?? '') ? undefined : peekAdmission(token)
     const event = await store.event(c.req.param('event') ?? '')
     if (peeked === undefined || event === undefined || event.room !== peeked.room) {
       const checked = await verify(token)
@@ -186,46 +194,68 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
   const taken409 = (c: Context, taken: string[], nearest: string[]) =>
     answer(c, new AnteroomError('ERR_SEATS_TAKEN', `Taken: ${taken.join(', ') || 'some of these seats'}`, { extra: { taken, nearest } }))
 
-  /** The gate's refusal, in the words the database would use: seats taken first, else items short. */
+  /**
+   * The gate's refusal, in the words the database would use: seats taken first, else items short.
+   * Written straight to JSON (./refusals.ts): the same body and headers as taken409 and shortItems.
+   */
   const gone409 = (c: Context, gone: Extract<GateClaim, { kind: 'gone' }>, asked: Claim) => {
     const taken = gone.gone.filter((g) => g.unit.startsWith(SEAT_UNIT)).map((g) => g.unit.slice(SEAT_UNIT.length))
     if (taken.length > 0)
-      return taken409(
-        c,
-        taken,
-        gone.nearest.map((u) => u.slice(SEAT_UNIT.length)),
+      return c.body(
+        seatsTakenBody(
+          taken,
+          gone.nearest.map((u) => u.slice(SEAT_UNIT.length)),
+        ),
+        409,
+        TAKEN_HEADERS,
       )
     const wanted = new Map(asked.items.map((i) => [itemUnit(i.item), i.quantity]))
-    return answer(
-      c,
-      shortItems(
-        gone.gone.map((g) => ({ item: g.unit.slice(ITEM_UNIT.length), wanted: wanted.get(g.unit) ?? 0, left: Math.max(0, g.left) })),
-      ),
-    )
+    const short = gone.gone.map((g) => ({
+      item: g.unit.slice(ITEM_UNIT.length),
+      wanted: wanted.get(g.unit) ?? 0,
+      left: Math.max(0, g.left),
+    }))
+    return c.body(itemsShortBody(short), 409, SHORT_HEADERS)
   }
 
   /**
-   * Holds the seats and items in PostgreSQL for the verified visitor. `gated` is the hold id the gate
-   * marked them under: whatever the database answers other than a hold gives them back.
+   * Holds the seats and items in PostgreSQL for the verified visitor (through the event's ordered lane
+   * when it is on). `gated` is the hold id the gate marked them under: whatever the database answers
+   * other than a hold gives them back.
    */
   async function claim(c: Context<Env>, event: EventInfo, gated: string | undefined, asked?: Claim): Promise<Response> {
     const { seats, items } = asked ?? readClaim(c.get('body'), event)
     const admission = c.get('admission')
-    let outcome: Awaited<ReturnType<SeatStore['hold']>>
+    let outcome: Awaited<ReturnType<SeatStore['hold']>> | PendingClaim
     try {
-      outcome = await store.hold({ event, holder: admission.sub, seats, items, id: gated })
+      const lane = deps.lane?.on(event.id) ? deps.lane : undefined
+      outcome = lane
+        ? await lane.hold({ event: event.id, holder: admission.sub, seats, items })
+        : await store.hold({ event, holder: admission.sub, seats, items, id: gated })
     } catch (err) {
       meters?.hold(event.id, 'error')
       if (gated !== undefined) await gate?.release(event.id, gated)
       throw err
     }
+    if (outcome.kind === 'pending') return pendingAnswer(c, event, outcome)
     meters?.hold(event.id, HOLD_OUTCOMES[outcome.kind])
     if (outcome.kind !== 'held' && gated !== undefined) await gate?.release(event.id, gated)
+    // Open admissions are the edge failing open (its store was down): worth knowing afterwards.
+    if (outcome.kind === 'held' && admission.open)
+      deps.log?.('hold_open_admission', { event: event.id, hold: outcome.hold.id, seats: seats.length, requestId: requestId(c) })
+    return holdAnswer(c, outcome)
+  }
+
+  /** A lane claim not decided within the wait: 202, and where to poll it. */
+  function pendingAnswer(c: Context, event: EventInfo, pending: PendingClaim): Response {
+    const at = `/events/${encodeURIComponent(event.id)}/claims/${pending.claim}`
+    return c.json({ claim: { id: pending.claim, status: 'pending' } }, 202, { location: at, 'retry-after': '1' })
+  }
+
+  /** The answer of a decided claim: 201 with the hold, or the refusal. */
+  function holdAnswer(c: Context, outcome: Awaited<ReturnType<SeatStore['hold']>>): Response {
     switch (outcome.kind) {
       case 'held':
-        // Open admissions are the edge failing open (its store was down): worth knowing afterwards.
-        if (admission.open)
-          deps.log?.('hold_open_admission', { event: event.id, hold: outcome.hold.id, seats: seats.length, requestId: requestId(c) })
         return c.json(heldBody(outcome.hold), 201)
       case 'taken':
         return taken409(c, outcome.taken, outcome.nearest)
@@ -252,6 +282,15 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
   }
 
   app.get('/', (c) => c.html(demoPage()))
+
+  // A lane claim's answer (the 202's Location): the claim's own answer once decided, 202 until then.
+  app.get('/events/:event/claims/:claim', async (c) => {
+    const event = await eventFor(c)
+    const id = c.req.param('claim') ?? ''
+    const found = deps.lane !== undefined && HOLD_ID.test(id) ? await deps.lane.answer(event.id, id, c.get('admission').sub) : undefined
+    if (found === undefined) throw new AnteroomError('ERR_NOT_FOUND', 'No such claim')
+    return found.kind === 'pending' ? pendingAnswer(c, event, found) : holdAnswer(c, found)
+  })
 
   app.get('/events/:event/seats', async (c) => {
     const event = await eventFor(c)
@@ -338,6 +377,7 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
     })
     if (booked !== undefined) {
       await gate?.sold(hold)
+      await deps.lane?.sold(hold.eventId, hold.id, holdUnits(hold))
       return booked
     }
     // Not booked: another request for this key may have booked the hold meanwhile; then that is the answer.
@@ -345,6 +385,7 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
     if (now?.status === 'confirmed' && now.responseStatus != null) return stored(now)
     // The hold was lost while the payment ran: give the money back and say so.
     await gate?.release(hold.eventId, hold.id)
+    await deps.lane?.released(hold.eventId, hold.id)
     await payments.refund(chargeId)
     const refunded = failedCheckout(
       new AnteroomError('ERR_HOLD_LOST', 'The hold expired and the seats went to someone else; your payment was refunded'),
@@ -394,6 +435,7 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
     if (hold.status !== 'active') return answer(c, new AnteroomError('ERR_HOLD_NOT_ACTIVE', `The hold is already ${hold.status}`))
     const released = await store.release(hold.id, hold.holder)
     await gate?.release(hold.eventId, hold.id)
+    await deps.lane?.released(hold.eventId, hold.id)
     return c.json(releasedBody(hold, released))
   })
 

@@ -55,7 +55,7 @@ function json<T>(v: unknown): T {
 }
 
 /** Items as a hold keeps them: one entry per key, sorted by key (the order claims lock them in). */
-function byKey(items: ItemClaim[]): ItemClaim[] {
+export function byKey(items: ItemClaim[]): ItemClaim[] {
   const sum = new Map<string, number>()
   for (const { item, quantity } of items) sum.set(item, (sum.get(item) ?? 0) + quantity)
   return [...sum].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([item, quantity]) => ({ item, quantity }))

@@ -88,3 +88,24 @@ export function gateKeys(event: string): [left: string, holds: string, units: st
   const p = `anteroom:{gate:${event}}`
   return [`${p}:left`, `${p}:holds`, `${p}:units`, `${p}:meta`]
 }
+
+/**
+ * An event's ordered lane (claim-lane.ts, lua/lane-*.lua). Its keys share the hash tag {lane:<event>}, so
+ * a Cluster spreads events over its masters and one script touches all of an event's keys.
+ */
+export function laneKeys(event: string) {
+  const p = `anteroom:{lane:${event}}`
+  return {
+    /** Stream: the lane's claims and notes, in order; one consumer group. */
+    claims: `${p}:claims`,
+    /** Prefix of the answers: `${answers}${claim id}` = the answer's JSON. */
+    answers: `${p}:a:`,
+    /** String: the token of the allocator holding the event's lease. */
+    lease: `${p}:lease`,
+    /** Channel: the answers of each batch, published as a JSON list. */
+    done: `${p}:done`,
+  }
+}
+
+/** The channel pattern that every event's published answers match (laneKeys(event).done). */
+export const LANE_DONE_PATTERN = 'anteroom:{lane:*}:done'

@@ -1,0 +1,39 @@
+-- lane-settle-2.lua: the allocator's answers to a batch of a lane's entries, in one step: each answer is
+-- kept (for polls), all are published (to the waiting requests), the entries are acknowledged, and the
+-- stream is trimmed of entries that every consumer has acknowledged. A crash before this step leaves the
+-- batch pending: the next allocator decides it again (anteroom_claim_batch answers a written claim again).
+-- Input:
+--   KEYS[1] claims  stream  the lane
+--   KEYS[2] a:      prefix of the answers: <prefix><claim id> = the answer's JSON
+--   ARGV[1] the consumer group
+--   ARGV[2] the channel the answers are published on
+--   ARGV[3] how long an answer is kept, ms
+--   ARGV[4] the newest entry of the batch: entries up to it have all been delivered
+--   ARGV[5] n, the number of answers; then n pairs claim id, answer JSON; then the entry ids to acknowledge
+-- Output: how many entries were acknowledged
+local n = tonumber(ARGV[5])
+local published = {}
+for i = 0, n - 1 do
+  local claim, answer = ARGV[6 + 2 * i], ARGV[7 + 2 * i]
+  redis.call('SET', KEYS[2] .. claim, answer, 'PX', ARGV[3])
+  published[#published + 1] = answer
+end
+if n > 0 then redis.call('PUBLISH', ARGV[2], '[' .. table.concat(published, ',') .. ']') end
+local acked = 0
+local first = 6 + 2 * n
+if #ARGV >= first then acked = redis.call('XACK', KEYS[1], ARGV[1], unpack(ARGV, first)) end
+
+-- Stream ids "ms-seq" in order.
+local function before(a, b)
+  local am, as = string.match(a, '^(%d+)-(%d+)$')
+  local bm, bs = string.match(b, '^(%d+)-(%d+)$')
+  am, as, bm, bs = tonumber(am), tonumber(as), tonumber(bm), tonumber(bs)
+  return am < bm or (am == bm and as < bs)
+end
+-- Everything before the oldest pending entry (or the batch's newest, when none is pending) was delivered
+-- and acknowledged: it goes.
+local keep = ARGV[4]
+local pending = redis.call('XPENDING', KEYS[1], ARGV[1])
+if tonumber(pending[1]) > 0 and before(pending[2], keep) then keep = pending[2] end
+redis.call('XTRIM', KEYS[1], 'MINID', keep)
+return acked

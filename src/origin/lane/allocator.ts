@@ -1,0 +1,237 @@
+// The allocator of one event's ordered lane (issue #32, docs/architecture.md "The ordered lane"): it
+// holds the event's lease, reads the lane in order, decides each claim against the stock it holds in
+// memory (a MemoryClaimGate loaded from PostgreSQL), writes the batch's winners in one transaction
+// with the single claim's conditional writes (PostgresLaneStore), then answers and acknowledges the
+// batch in one step. A crash anywhere loses nothing: unacknowledged entries stay pending, the next
+// allocator takes them over (XAUTOCLAIM) and decides them again, and a claim whose batch had committed
+// is answered from its hold (anteroom_claim_batch), never claimed twice.
+import { randomUUID } from 'node:crypto'
+import type { ClaimGate, GateClaim } from '../../ports/claim-gate.js'
+import type { LaneAnswer, LaneClaim, LaneConsumer, LaneEntry } from '../../ports/claim-lane.js'
+import type { EventInfo, HoldOutcome, SeatStore } from '../../ports/seat-store.js'
+import { claimUnits, ITEM_UNIT, itemUnit, nearestSeats, SEAT_UNIT, seatUnit } from '../gate.js'
+
+/** Writes a batch of claims in one transaction, one answer per claim in order (PostgresLaneStore). */
+export interface LaneBatches {
+  writeBatch(event: EventInfo, claims: LaneClaim[]): Promise<HoldOutcome[]>
+}
+
+/** Test hooks around a batch's transaction (the crash tests stop an allocator there). */
+export interface AllocatorHooks {
+  beforeCommit?(claims: LaneClaim[]): Promise<void>
+  afterCommit?(claims: LaneClaim[]): Promise<void>
+}
+
+export interface AllocatorOptions {
+  event: string
+  lane: LaneConsumer
+  store: Pick<SeatStore, 'event' | 'seatMap' | 'stockSnapshot'>
+  batches: LaneBatches
+  /**
+   * The stock it decides against: a gate of its own in this process's memory (MemoryClaimGate), loaded
+   * from PostgreSQL when it takes the lease and again every resyncMs. Its clock is the allocator's.
+   */
+  stock: ClaimGate
+  /** This allocator's name in the consumer group and its lease token; default random. */
+  consumer?: string
+  /** The allocator's clock, ms (the stock's should be the same: holds lapse on it). */
+  clock?: () => number
+  /** Most entries a batch takes (default 256). */
+  batchSize?: number
+  /** How long a read waits for a first entry, ms (default 200; under the Redis client's command timeout). */
+  blockMs?: number
+  /** The lease's length, ms (default 3000): a dead allocator's event is taken over after it. */
+  leaseMs?: number
+  /** Entries pending this long on another consumer are taken over (default: the lease's length). */
+  idleMs?: number
+  /** How long answers are kept for polls, ms (default 600,000). */
+  answerTtlMs?: number
+  /** The memory stock is reloaded from PostgreSQL at least this often, ms (default 5000). */
+  resyncMs?: number
+  hooks?: AllocatorHooks
+  log?: (event: string, fields: Record<string, unknown>) => void
+}
+
+export interface AllocatorStats {
+  batches: number
+  claims: number
+  /** Claims the memory stock refused: answered without the database. */
+  refused: number
+  /** Claims written to PostgreSQL (winners in memory, and claims memory knew nothing of). */
+  written: number
+  /** Written claims PostgreSQL refused although memory let them through: memory was wrong. */
+  overruled: number
+  resyncs: number
+  /** Entries taken over from a stopped allocator (or this one's own, after a restart). */
+  takenOver: number
+  failures: number
+}
+
+/** A refusal of the memory stock, in the words the database would use: seats taken first, else items short. */
+export function goneOutcome(gone: Extract<GateClaim, { kind: 'gone' }>, claim: LaneClaim): HoldOutcome {
+  const taken = gone.gone.filter((g) => g.unit.startsWith(SEAT_UNIT)).map((g) => g.unit.slice(SEAT_UNIT.length))
+  if (taken.length > 0) return { kind: 'taken', taken: taken.sort(), nearest: gone.nearest.map((u) => u.slice(SEAT_UNIT.length)) }
+  const wanted = new Map(claim.items.map((i) => [itemUnit(i.item), i.quantity]))
+  const short = gone.gone.map((g) => ({ item: g.unit.slice(ITEM_UNIT.length), wanted: wanted.get(g.unit) ?? 0, left: Math.max(0, g.left) }))
+  return { kind: 'short', short }
+}
+
+export class Allocator {
+  readonly stats: AllocatorStats = { batches: 0, claims: 0, refused: 0, written: 0, overruled: 0, resyncs: 0, takenOver: 0, failures: 0 }
+  readonly consumer: string
+  private readonly stock: ClaimGate
+  private readonly clock: () => number
+  private info: EventInfo | undefined
+  private layout: { seat: string; row: string; number: number }[] = []
+  /** Holds the lease and has loaded the stock and taken over what was pending. */
+  private leading = false
+  private syncedAt = 0
+  private stopped = false
+  private loop: Promise<void> | undefined
+
+  constructor(private readonly o: AllocatorOptions) {
+    this.consumer = o.consumer ?? `allocator-${randomUUID()}`
+    this.clock = o.clock ?? Date.now
+    this.stock = o.stock
+  }
+
+  /** Runs steps until stop(). */
+  start(): this {
+    this.loop ??= this.run()
+    return this
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        await this.step()
+      } catch (err) {
+        this.stats.failures++
+        this.leading = false
+        this.o.log?.('lane_allocator_error', { event: this.o.event, message: err instanceof Error ? err.message : String(err) })
+        await new Promise((r) => setTimeout(r, this.o.blockMs ?? 200))
+      }
+    }
+  }
+
+  /** Stops after the current step and lets the lease go. */
+  async stop(): Promise<void> {
+    this.stopped = true
+    await this.loop
+    await this.o.lane.unlease(this.o.event, this.consumer).catch(() => {})
+  }
+
+  /**
+   * One step: keep (or take) the lease; on taking it, load the stock and decide what was pending;
+   * otherwise decide the next batch. Returns how many entries it decided (0 without the lease).
+   */
+  async step(): Promise<number> {
+    const { event, lane } = this.o
+    const leaseMs = this.o.leaseMs ?? 3000
+    if (!(await lane.lease(event, this.consumer, leaseMs))) {
+      this.leading = false
+      await new Promise((r) => setTimeout(r, Math.min(this.o.blockMs ?? 200, leaseMs)))
+      return 0
+    }
+    const count = this.o.batchSize ?? 256
+    if (!this.leading) {
+      await lane.ensureGroup(event)
+      await this.resync(true)
+      const pending = [
+        ...(await lane.own(event, this.consumer, count)),
+        ...(await lane.takeOver(event, this.consumer, this.o.idleMs ?? leaseMs, count)),
+      ]
+      this.leading = true
+      if (pending.length > 0) {
+        this.stats.takenOver += pending.length
+        pending.sort((a, b) => compareIds(a.id, b.id))
+        await this.decide(pending)
+        return pending.length
+      }
+    }
+    const entries = await lane.read(event, this.consumer, count, this.o.blockMs ?? 200)
+    if (entries.length > 0) await this.decide(entries)
+    else if (this.clock() - this.syncedAt >= (this.o.resyncMs ?? 5000)) await this.resync(false)
+    return entries.length
+  }
+
+  /** Loads the event and its stock from PostgreSQL (the record) over the memory stock. */
+  private async resync(withLayout: boolean): Promise<void> {
+    const { event, store } = this.o
+    const info = await store.event(event)
+    if (info === undefined) throw new Error(`no such event: ${event}`)
+    this.info = info
+    if (withLayout) this.layout = (await store.seatMap(event)).map(({ seat, row, number }) => ({ seat, row, number }))
+    await this.stock.reconcile(event, await store.stockSnapshot(event), 0)
+    this.syncedAt = this.clock()
+    this.stats.resyncs++
+  }
+
+  /** Decides a batch in the lane's order, writes its winners in one transaction, answers and acknowledges it. */
+  private async decide(entries: LaneEntry[]): Promise<void> {
+    const { event, lane } = this.o
+    const info = this.info as EventInfo
+    const answers = new Map<string, LaneAnswer>()
+    const toWrite: { claim: LaneClaim; passed: boolean }[] = []
+    for (const entry of entries) {
+      if (entry.kind === 'release') await this.stock.release(event, entry.hold)
+      else if (entry.kind === 'sold') await this.stock.sold(event, entry.hold, entry.units)
+      else {
+        const claim = entry.claim
+        this.stats.claims++
+        const seen = await this.stock.claim({
+          event,
+          hold: claim.id,
+          units: claimUnits(claim.seats, claim.items),
+          ttlMs: info.holdSeconds * 1000,
+          candidates: claim.seats.length > 0 ? nearestSeats(this.layout, claim.seats).map(seatUnit) : [],
+          nearest: Math.max(claim.seats.length, 4),
+        })
+        if (seen.kind === 'gone') {
+          this.stats.refused++
+          answers.set(claim.id, { claim: claim.id, holder: claim.holder, outcome: goneOutcome(seen, claim) })
+        } else toWrite.push({ claim, passed: seen.kind === 'pass' })
+      }
+    }
+    const claims = toWrite.map((w) => w.claim)
+    let outcomes: HoldOutcome[]
+    try {
+      await this.o.hooks?.beforeCommit?.(claims)
+      outcomes = await this.o.batches.writeBatch(info, claims)
+    } catch (err) {
+      // Nothing is acknowledged: the batch stays pending and is decided again from a fresh stock.
+      this.leading = false
+      throw err
+    }
+    await this.o.hooks?.afterCommit?.(claims)
+    this.stats.batches++
+    this.stats.written += claims.length
+    let wrong = false
+    for (const [i, { claim, passed }] of toWrite.entries()) {
+      const outcome = outcomes[i] as HoldOutcome
+      if (outcome.kind !== 'held' && passed) await this.stock.release(event, claim.id)
+      if (passed && (outcome.kind === 'taken' || outcome.kind === 'short')) {
+        this.stats.overruled++
+        wrong = true
+      }
+      if (outcome.kind === 'held' && !passed) wrong = true
+      answers.set(claim.id, { claim: claim.id, holder: claim.holder, outcome })
+    }
+    const ordered = entries.flatMap((e) => (e.kind === 'claim' ? [answers.get(e.claim.id) as LaneAnswer] : []))
+    await lane.settle(
+      event,
+      entries.map((e) => e.id),
+      ordered,
+      this.o.answerTtlMs ?? 600_000,
+    )
+    // Memory and the database disagreed (a claim memory did not know, or one it had wrong): reload.
+    if (wrong) await this.resync(false)
+  }
+}
+
+/** Stream ids in order. */
+function compareIds(a: string, b: string): number {
+  const [am = 0, as = 0] = a.split('-').map(Number)
+  const [bm = 0, bs = 0] = b.split('-').map(Number)
+  return am - bm || as - bs
+}

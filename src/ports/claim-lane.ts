@@ -1,0 +1,53 @@
+// The ClaimLane port: one ordered lane per hot event (issue #32). Origins append the claims they
+// admitted to the event's lane; one allocator reads them in the lane's order, decides each against the
+// stock it holds in memory, writes a batch's winners to PostgreSQL in one transaction and answers every
+// claim of the batch. Redis Streams implement it (src/adapters/redis/claim-lane.ts); the allocator is
+// src/origin/lane/allocator.ts, the origin's side src/origin/lane/client.ts.
+import type { GateUnit } from './claim-gate.js'
+import type { HoldOutcome, ItemClaim } from './seat-store.js'
+
+/** A claim as the lane carries it: its id is the hold's id if it wins. */
+export interface LaneClaim {
+  id: string
+  holder: string
+  seats: string[]
+  items: ItemClaim[]
+}
+
+/** What the lane carries besides claims: a hold's units came back, or were sold. */
+export type LaneNote = { kind: 'release'; hold: string } | { kind: 'sold'; hold: string; units: GateUnit[] }
+
+/** One entry of the lane, with its stream id (the lane's order). */
+export type LaneEntry = { id: string } & ({ kind: 'claim'; claim: LaneClaim } | LaneNote)
+
+/** A claim's answer as the lane keeps it: pending until the allocator decided it. */
+export type LaneAnswer = { claim: string; holder: string; status: 'pending' } | { claim: string; holder: string; outcome: HoldOutcome }
+
+export interface ClaimLane {
+  /** Appends a claim; its answer is pending (kept ttlMs) until the allocator writes it. Returns the entry id. */
+  submit(event: string, claim: LaneClaim, ttlMs: number): Promise<string>
+  /** Appends a release or a sale, so that the allocator's stock learns it in the lane's order. */
+  note(event: string, note: LaneNote): Promise<void>
+  /** The claim's answer, or undefined if the lane knows no such claim (never made, or forgotten). */
+  answer(event: string, claim: string): Promise<LaneAnswer | undefined>
+  /** Calls back with every answer the allocators publish (one subscription for the process). */
+  listen(onAnswer: (event: string, answer: LaneAnswer) => void): Promise<() => Promise<void>>
+}
+
+/** The allocator's side of the lane. */
+export interface LaneConsumer {
+  /** Creates the consumer group if it is missing (from the lane's first entry). */
+  ensureGroup(event: string): Promise<void>
+  /** Takes the event's lease, or renews it if `token` holds it; false if another allocator holds it. */
+  lease(event: string, token: string, ms: number): Promise<boolean>
+  /** Lets the lease go if `token` holds it. */
+  unlease(event: string, token: string): Promise<void>
+  /** Entries pending on other consumers for at least minIdleMs, taken over by this one, in the lane's order. */
+  takeOver(event: string, consumer: string, minIdleMs: number, count: number): Promise<LaneEntry[]>
+  /** Entries pending on this consumer (read before it stopped), in order. */
+  own(event: string, consumer: string, count: number): Promise<LaneEntry[]>
+  /** New entries, waiting at most blockMs for the first. */
+  read(event: string, consumer: string, count: number, blockMs: number): Promise<LaneEntry[]>
+  /** Keeps the answers (ttlMs), publishes them and acknowledges the entries, in one step. */
+  settle(event: string, entries: string[], answers: LaneAnswer[], ttlMs: number): Promise<void>
+}

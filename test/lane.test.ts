@@ -1,0 +1,231 @@
+// The ordered lane (issue #32 part 2, src/origin/lane) on the real PostgreSQL server and redis-server:
+// off unless chosen for an event; claims decided in the lane's order (the stream's), whatever order
+// they were sent in; a claim waiting on a stopped allocator answered 202 and polled; releases and
+// expiries reach the allocator's stock (on its own clock, moved by hand); a batch written twice
+// claims nothing twice; Redis away is a 503 with a code.
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import type { Db } from '../src/adapters/postgres/db.js'
+import { PostgresLaneStore } from '../src/adapters/postgres/lane-store.js'
+import { migrate } from '../src/adapters/postgres/migrate.js'
+import { postgresDb } from '../src/adapters/postgres/postgres-js.js'
+import { seedEvent } from '../src/adapters/postgres/seed.js'
+import { laneKeys } from '../src/adapters/redis/keys.js'
+import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../src/core/admission-token.js'
+import type { Allocator } from '../src/origin/lane/allocator.js'
+import type { LaneConsumer } from '../src/ports/claim-lane.js'
+import { ManualClock } from './support/clock.js'
+import { type LaneRig, laneRig } from './support/lane.js'
+import { freePort } from './support/redis-server.js'
+
+let db: Db
+let tokens: AdmissionTokens
+let seq = 0
+const rigs: LaneRig[] = []
+
+beforeAll(async () => {
+  db = postgresDb(inject('postgresUrl'), { max: 10 })
+  await migrate(db)
+  tokens = new AdmissionTokens({
+    keys: await importSigningKeys([await generateSigningJwk('edge-1')]),
+    issuer: 'anteroom',
+    audience: 'origin',
+  })
+})
+afterAll(async () => {
+  for (const r of rigs) await r.close()
+  await db.close()
+})
+
+async function sale(o: { seats?: boolean; items?: { id: string; quantity: number; buckets?: number }[]; lane?: boolean; waitMs?: number }) {
+  const event = `lane${Date.now().toString(36)}${seq++}`
+  await seedEvent(db, {
+    id: event,
+    name: 'Lane night',
+    room: 'sale',
+    priceCents: 1000,
+    maxPerVisitor: 4,
+    ...(o.seats === false ? {} : { rows: ['A', 'B'], seatsPerRow: 10 }),
+    ...(o.items === undefined ? {} : { items: o.items.map((i) => ({ name: i.id, ...i })) }),
+  })
+  const rig = await laneRig({
+    db,
+    redisUrl: inject('redisUrl'),
+    tokens,
+    room: 'sale',
+    laneEvents: o.lane === false ? [] : [event],
+    waitMs: o.waitMs,
+  })
+  rigs.push(rig)
+  return { event, rig }
+}
+
+/** Steps an allocator until it has decided every entry in the lane. */
+async function drain(a: Allocator, rig: LaneRig, event: string) {
+  for (let i = 0; i < 1000; i++) {
+    await a.step()
+    const pending = (await rig.redis.xpending(laneKeys(event).claims, 'allocators')) as [number]
+    const waiting = (await rig.redis.xlen(laneKeys(event).claims)) as number
+    if (Number(pending[0]) === 0 && (await a.step()) === 0 && waiting >= 0) return
+  }
+  throw new Error('the allocator did not drain the lane')
+}
+
+/** The lane's claims in stream order: claim ids. */
+/** The consumer's methods bound to it, to wrap one of them. */
+const bind = (lane: LaneConsumer): LaneConsumer => ({
+  ensureGroup: lane.ensureGroup.bind(lane),
+  lease: lane.lease.bind(lane),
+  unlease: lane.unlease.bind(lane),
+  takeOver: lane.takeOver.bind(lane),
+  own: lane.own.bind(lane),
+  read: lane.read.bind(lane),
+  settle: lane.settle.bind(lane),
+})
+
+async function laneOrder(rig: LaneRig, event: string): Promise<string[]> {
+  const entries = (await rig.redis.xrange(laneKeys(event).claims, '-', '+')) as [string, string[]][]
+  return entries
+    .map(([, f]) => JSON.parse(f[1] as string))
+    .filter((j) => j.k === 'claim')
+    .map((j) => j.c.id)
+}
+
+describe('the ordered lane', () => {
+  it('is off unless chosen for the event: claims go to PostgreSQL, the lane stays empty', async () => {
+    const { event, rig } = await sale({ lane: false })
+    const r = await rig.send('POST', `/events/${event}/holds`, 'v1', { seats: ['A1'] })
+    expect(r.status).toBe(201)
+    expect(await rig.redis.exists(laneKeys(event).claims)).toBe(0)
+    expect(rig.origin.on(event)).toBe(false)
+  })
+
+  it('decides claims in the lane order: sent at once with the allocator stopped, answered 202, then polled', async () => {
+    const { event, rig } = await sale({ items: [{ id: 'ga', quantity: 5 }], waitMs: 20 })
+    const visitors = Array.from({ length: 30 }, (_, i) => `v${i}`)
+    const sent = await Promise.all(
+      visitors.map((v, i) =>
+        rig.send('POST', `/events/${event}/holds`, v, i % 2 === 0 ? { seats: ['A1'] } : { items: [{ item: 'ga', quantity: 1 }] }),
+      ),
+    )
+    // Nobody decides yet: each claim waited, then was told where to poll.
+    expect(sent.map((s) => s.status)).toEqual(visitors.map(() => 202))
+    for (const s of sent) expect(s.headers.get('location')).toBe(`/events/${event}/claims/${s.body.claim.id}`)
+    const poll = (i: number) => rig.send('GET', sent[i]!.headers.get('location') as string, visitors[i] as string)
+    expect((await poll(0)).status).toBe(202)
+    // Another visitor's claim is not theirs to see.
+    expect((await rig.send('GET', sent[0]!.headers.get('location') as string, 'someone-else')).status).toBe(404)
+
+    const order = await laneOrder(rig, event)
+    const a = rig.allocator(event)
+    await drain(a, rig, event)
+    const answers = await Promise.all(visitors.map((_, i) => poll(i)))
+    const byClaim = new Map(sent.map((s, i) => [s.body.claim.id as string, { i, answer: answers[i]! }]))
+    const seatClaims = order.filter((id) => (byClaim.get(id)?.i ?? 1) % 2 === 0)
+    const itemClaims = order.filter((id) => (byClaim.get(id)?.i ?? 0) % 2 === 1)
+    // The seat: the first seat claim in the lane wins, every later one is told it is taken.
+    expect(seatClaims.map((id) => byClaim.get(id)?.answer.status)).toEqual([201, ...seatClaims.slice(1).map(() => 409)])
+    expect(byClaim.get(seatClaims[1] as string)?.answer.body.error.code).toBe('ERR_SEATS_TAKEN')
+    // The items: the first five in the lane win, in the lane's order.
+    expect(itemClaims.map((id) => byClaim.get(id)?.answer.status)).toEqual([
+      ...itemClaims.slice(0, 5).map(() => 201),
+      ...itemClaims.slice(5).map(() => 409),
+    ])
+    expect(byClaim.get(itemClaims[5] as string)?.answer.body.error.code).toBe('ERR_ITEMS_SHORT')
+    const winner = byClaim.get(itemClaims[0] as string)?.answer.body
+    expect(winner.hold).toMatchObject({ id: itemClaims[0], seats: [], items: [{ item: 'ga', quantity: 1 }] })
+    // Memory refused the doomed ones: only the six winners were written.
+    expect(a.stats).toMatchObject({ claims: 30, refused: 24, written: 6, overruled: 0 })
+    expect(await rig.seats.itemMap(event)).toEqual([{ item: 'ga', name: 'ga', total: 5, free: 0, held: 5, sold: 0 }])
+  })
+
+  it('answers the waiting request when the allocator runs: winners in the lane order under concurrency', async () => {
+    const { event, rig } = await sale({ seats: false, items: [{ id: 'ga', quantity: 10, buckets: 2 }], waitMs: 60_000 })
+    // What the allocator reads, in the order it reads it (the stream's: the stream is trimmed as it goes).
+    const read: string[] = []
+    const recording: LaneConsumer = {
+      ...bind(rig.lane),
+      read: async (...args) => {
+        const entries = await rig.lane.read(...args)
+        for (const e of entries) if (e.kind === 'claim') read.push(e.claim.holder)
+        return entries
+      },
+    }
+    const a = rig.allocator(event, { lane: recording }).start()
+    const visitors = Array.from({ length: 60 }, (_, i) => `w${i}`)
+    const sent = await Promise.all(
+      visitors.map((v) => rig.send('POST', `/events/${event}/holds`, v, { items: [{ item: 'ga', quantity: 1 }] })),
+    )
+    const status = new Map(sent.map((s, i) => [visitors[i] as string, s.status]))
+    expect(read).toHaveLength(60)
+    // The ten holds are the first ten claims of the lane, every later one is short.
+    expect(read.map((v) => status.get(v))).toEqual([...read.slice(0, 10).map(() => 201), ...read.slice(10).map(() => 409)])
+    expect(a.stats.refused).toBe(50)
+  })
+
+  it('learns releases and sales through the lane, and expiries on its own clock', async () => {
+    const clock = new ManualClock(Date.now())
+    const { event, rig } = await sale({})
+    rig.allocator(event, { clock: () => clock.now() }).start()
+    const first = await rig.send('POST', `/events/${event}/holds`, 'r1', { seats: ['A1'] })
+    expect(first.status).toBe(201)
+    expect((await rig.send('POST', `/events/${event}/holds`, 'r2', { seats: ['A1'] })).status).toBe(409)
+    expect((await rig.send('DELETE', `/holds/${first.body.hold.id}`, 'r1')).status).toBe(200)
+    const second = await rig.send('POST', `/events/${event}/holds`, 'r2', { seats: ['A1'] })
+    expect(second.status).toBe(201)
+    // The hold runs out in PostgreSQL; the allocator's clock has not reached its end: still taken.
+    await db.query("UPDATE seats SET hold_expires_at = now() - interval '1 second' WHERE event_id = $1 AND seat = 'A1'", [event])
+    await db.query("UPDATE holds SET expires_at = now() - interval '1 second' WHERE id = $1", [second.body.hold.id])
+    expect((await rig.send('POST', `/events/${event}/holds`, 'r3', { seats: ['A1'] })).status).toBe(409)
+    // Its clock passes the hold's end: the seat is claimed again.
+    clock.advance(601_000)
+    expect((await rig.send('POST', `/events/${event}/holds`, 'r3', { seats: ['A1'] })).status).toBe(201)
+    // A sold seat stays sold.
+    const bought = await rig.send('POST', `/events/${event}/holds`, 'r4', { seats: ['B1'] })
+    expect((await rig.send('POST', `/holds/${bought.body.hold.id}/confirm`, 'r4')).status).toBe(200)
+    clock.advance(601_000)
+    expect((await rig.send('POST', `/events/${event}/holds`, 'r5', { seats: ['B1'] })).status).toBe(409)
+    expect(await rig.send('GET', `/events/${event}/invariant`, 'r4').then((r) => r.body)).toEqual({
+      sold: 1,
+      tickets: 1,
+      paid: 1,
+      ok: true,
+    })
+  })
+
+  it('a batch written again (replayed after a crash) claims nothing twice: its holds are answered again', async () => {
+    const { event, rig } = await sale({ items: [{ id: 'ga', quantity: 3 }] })
+    const info = (await rig.seats.event(event))!
+    const store = new PostgresLaneStore(db)
+    const claims = ['x1', 'x2', 'x3', 'x4'].map((h) => ({
+      id: crypto.randomUUID(),
+      holder: h,
+      seats: [],
+      items: [{ item: 'ga', quantity: 1 }],
+    }))
+    const once = await store.writeBatch(info, claims)
+    const twice = await store.writeBatch(info, claims)
+    expect(once.map((o) => o.kind)).toEqual(['held', 'held', 'held', 'short'])
+    expect(twice).toEqual(once)
+    expect(await rig.seats.itemMap(event)).toEqual([{ item: 'ga', name: 'ga', total: 3, free: 0, held: 3, sold: 0 }])
+  })
+
+  it('with Redis away a lane claim is a 503 with a code, never a 500', async () => {
+    const event = `lane${Date.now().toString(36)}${seq++}`
+    await seedEvent(db, { id: event, name: 'Lane night', room: 'sale', priceCents: 1000, rows: ['A'], seatsPerRow: 2 })
+    const rig = await laneRig({
+      db,
+      redisUrl: `redis://127.0.0.1:${await freePort()}`,
+      tokens,
+      room: 'sale',
+      laneEvents: [event],
+      listen: false,
+    })
+    rigs.push(rig)
+    const r = await rig.send('POST', `/events/${event}/holds`, 'd1', { seats: ['A1'] })
+    expect(r.status).toBe(503)
+    expect(r.body.error.code).toBe('ERR_LANE_UNAVAILABLE')
+    expect(r.headers.get('retry-after')).not.toBeNull()
+    // Nothing was claimed behind the lane's back.
+    expect((await rig.seats.seatMap(event)).filter((x) => x.status !== 'free')).toEqual([])
+  })
+})

@@ -1,0 +1,96 @@
+// An ordered lane for tests (src/origin/lane): the booking origin on the shared PostgreSQL server with
+// the lane on for chosen events, on a Redis client of its own, and allocators made on demand.
+import { createLocalJWKSet } from 'jose'
+import { MemoryClaimGate } from '../../src/adapters/memory/claim-gate.js'
+import { TestPaymentProvider } from '../../src/adapters/payments/test-provider.js'
+import type { Db } from '../../src/adapters/postgres/db.js'
+import { PostgresLaneStore } from '../../src/adapters/postgres/lane-store.js'
+import { PostgresSeatStore } from '../../src/adapters/postgres/seat-store.js'
+import { RedisClaimLane } from '../../src/adapters/redis/claim-lane.js'
+import { connectRedis, type RedisClient, whenReady } from '../../src/adapters/redis/connect.js'
+import { luaScripts } from '../../src/adapters/redis/scripts.js'
+import type { AdmissionTokens } from '../../src/core/admission-token.js'
+import { createOriginApp } from '../../src/origin/app.js'
+import { Allocator, type AllocatorOptions } from '../../src/origin/lane/allocator.js'
+import { OriginLane } from '../../src/origin/lane/client.js'
+
+export interface LaneRig {
+  app: ReturnType<typeof createOriginApp>
+  lane: RedisClaimLane
+  origin: OriginLane
+  seats: PostgresSeatStore
+  redis: RedisClient
+  /** An allocator for an event on this rig's database and Redis (not started). */
+  allocator(event: string, o?: Partial<AllocatorOptions>): Allocator
+  /** A request as a visitor, with their admission token. */
+  // biome-ignore lint/suspicious/noExplicitAny: answers are read field by field
+  send(method: string, path: string, visitor: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }>
+  close(): Promise<void>
+}
+
+export async function laneRig(o: {
+  db: Db
+  redisUrl: string
+  tokens: AdmissionTokens
+  room: string
+  laneEvents: string[]
+  waitMs?: number
+  /** Subscribe to the answers (default true; a Redis that is away cannot be subscribed to). */
+  listen?: boolean
+}): Promise<LaneRig> {
+  const redis = connectRedis(o.redisUrl)
+  if (o.listen !== false) await whenReady(redis, 5000)
+  const lane = new RedisClaimLane(redis, luaScripts())
+  const seats = new PostgresSeatStore(o.db)
+  const on = new Set(o.laneEvents)
+  const origin = new OriginLane({ lane, events: (e) => on.has(e), waitMs: o.waitMs })
+  if (o.listen !== false) await origin.start()
+  const app = createOriginApp({
+    seats,
+    payments: new TestPaymentProvider(),
+    admission: {
+      jwksUrl: 'http://127.0.0.1:1/.well-known/jwks.json',
+      issuer: 'anteroom',
+      audience: 'origin',
+      keys: createLocalJWKSet(o.tokens.jwks()),
+    },
+    lane: origin,
+  })
+  const batches = new PostgresLaneStore(o.db)
+  const allocators: Allocator[] = []
+  const tokenCache = new Map<string, Promise<string>>()
+  const tokenFor = (visitor: string) => {
+    let t = tokenCache.get(visitor)
+    if (t === undefined) {
+      t = o.tokens.sign(
+        { sub: visitor, jti: `s-${visitor}`, room: o.room, arr: Date.now(), exp: Math.floor(Date.now() / 1000) + 600 },
+        Date.now(),
+      )
+      tokenCache.set(visitor, t)
+    }
+    return t
+  }
+  return {
+    app,
+    lane,
+    origin,
+    seats,
+    redis,
+    allocator(event, more = {}) {
+      const a = new Allocator({ event, lane, store: seats, batches, blockMs: 50, stock: new MemoryClaimGate(more.clock), ...more })
+      allocators.push(a)
+      return a
+    },
+    async send(method, path, visitor, body) {
+      const headers: Record<string, string> = { 'anteroom-admission': await tokenFor(visitor), 'content-type': 'application/json' }
+      if (method === 'POST' && path.endsWith('/confirm')) headers['idempotency-key'] = `pay-${visitor}-${path.split('/')[2]}`
+      const res = await app.request(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+      return { status: res.status, body: await res.json(), headers: res.headers }
+    },
+    async close() {
+      await Promise.all(allocators.map((a) => a.stop()))
+      await origin.close()
+      redis.disconnect()
+    },
+  }
+}
