@@ -49,7 +49,13 @@ const pendingAnswer = {
     'Retry-After': { description: 'Seconds to wait before polling.' },
   },
 }
-const CLAIM_ERRORS: readonly ErrorCode[] = ['ERR_SEATS_TAKEN', 'ERR_VISITOR_LIMIT', 'ERR_UNKNOWN_SEATS', 'ERR_ITEMS_SHORT', 'ERR_UNKNOWN_ITEMS']
+const CLAIM_ERRORS: readonly ErrorCode[] = [
+  'ERR_SEATS_TAKEN',
+  'ERR_VISITOR_LIMIT',
+  'ERR_UNKNOWN_SEATS',
+  'ERR_ITEMS_SHORT',
+  'ERR_UNKNOWN_ITEMS',
+]
 
 /** What reading the database may answer besides the route's own. */
 const DB: readonly ErrorCode[] = ['ERR_DB_BUSY', 'ERR_DB_UNAVAILABLE']
