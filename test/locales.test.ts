@@ -14,6 +14,7 @@ import {
   matchLocale,
 } from '../src/core/locales.js'
 import { ACCESS_TEXT } from '../src/http/access-page.js'
+import { escapeHtml } from '../src/http/html.js'
 import { pageLocale, texts } from '../src/http/i18n.js'
 import { isPlural, type Text } from '../src/http/locales/catalogue.js'
 import { en } from '../src/http/locales/en.js'
@@ -196,6 +197,17 @@ describe('numbers, waits and times by Intl', () => {
     expect(t.etaRange([240, 420], true)).toBe('Between 4 and 7 minutes &#8212; an estimate')
   })
 
+  it('writes a page’s wait right however many different waits a line has (past the ones a language keeps)', () => {
+    const t = texts('de')
+    // 20,000 minutes of waits (a line of 20,000 at one a minute), then the first ones again: each as
+    // the uncached text says it, whether kept or not.
+    const minutes = [...Array.from({ length: 20_000 }, (_, i) => i + 1), 1, 2, 4095, 4096, 4097, 19_999]
+    for (const m of minutes) {
+      expect(t.eta(m * 60, true)).toBe(escapeHtml(t.eta(m * 60)))
+      expect(t.etaRange([m * 60, m * 120], true)).toBe(escapeHtml(t.etaRange([m * 60, m * 120])))
+    }
+    expect(t.eta(19_999 * 60, true)).toBe('etwa 333 Std. 19 Min.')
+  })
   it('chooses each language’s plural forms', () => {
     expect([1, 2, 5, 22, 25].map((n) => texts('pl').eta(n * 60))).toEqual([
       'około 1 minuty',

@@ -23,6 +23,8 @@ export interface WorkerEnv {
   ANTEROOM_HUMAN_CHECK_URL?: string
   ANTEROOM_HUMAN_CHECK_SCRIPT_URL?: string
   ANTEROOM_DOH_URL?: string
+  /** Origins a page template's own style sheet may come from (comma-separated). */
+  ANTEROOM_TEMPLATE_STYLE_ORIGINS?: string
   /** How the Worker reaches Redis: "relay" (Durable Objects, the default) or "per-call". */
   ANTEROOM_WORKER_REDIS?: string
   /** Poll shards per room: how many StoreRelay objects share a room's polls. */

@@ -90,17 +90,22 @@ const ISO_PARTS = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::\d{2}(?:\.\d+)?)?
 
 /** Counts whose plural category a language keeps (minutes of a wait, seconds of a refresh, a rank). */
 const PLURALS_KEPT = 10_000
-/** Waits (and ranges) a language keeps as written; past this many it starts again. */
+/** Waits (and ranges) a language keeps as written; past this many, others are written for each page. */
 const WAITS_KEPT = 4096
 
-/** A text kept by its key, made (and flattened: one piece in a page, html.ts flat) on first use. */
+/**
+ * A text kept by its key, made (and flattened: one piece in a page, html.ts flat) on first use. Once
+ * WAITS_KEPT are kept, another is made for its page alone and not flattened (a JSON round trip that
+ * only pays when the text is kept): never cleared, so a line whose waits span more minutes than that
+ * (the bench's: one a minute, 20,000 in line) does not make and flatten every page's wait again.
+ */
 function remembered(kept: Map<number, string>, key: number, make: () => string): string {
-  let text = kept.get(key)
-  if (text === undefined) {
-    if (kept.size >= WAITS_KEPT) kept.clear()
-    kept.set(key, (text = flat(make())))
-  }
-  return text
+  const text = kept.get(key)
+  if (text !== undefined) return text
+  if (kept.size >= WAITS_KEPT) return make()
+  const made = flat(make())
+  kept.set(key, made)
+  return made
 }
 
 /** One language's words and formats. */
