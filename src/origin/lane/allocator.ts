@@ -150,9 +150,21 @@ export class Allocator {
       }
     }
     const entries = await lane.read(event, this.consumer, count, this.o.blockMs ?? 200)
-    if (entries.length > 0) await this.decide(entries)
-    else if (this.clock() - this.syncedAt >= (this.o.resyncMs ?? 5000)) await this.resync(false)
-    return entries.length
+    if (entries.length > 0) {
+      await this.decide(entries)
+      return entries.length
+    }
+    // A quiet moment: entries another consumer read and never acknowledged (a second allocator that
+    // lost the lease, or one that stopped just before its lease was taken) are taken over now.
+    const stray = await lane.takeOver(event, this.consumer, this.o.idleMs ?? leaseMs, count)
+    if (stray.length > 0) {
+      this.stats.takenOver += stray.length
+      await this.resync(false)
+      await this.decide(stray.sort((a, b) => compareIds(a.id, b.id)))
+      return stray.length
+    }
+    if (this.clock() - this.syncedAt >= (this.o.resyncMs ?? 5000)) await this.resync(false)
+    return 0
   }
 
   /** Loads the event and its stock from PostgreSQL (the record) over the memory stock. */
