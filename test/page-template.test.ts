@@ -77,6 +77,15 @@ describe('the check at save', () => {
       ['<img src=x onerror=alert(1)>', 1, /inline event handlers \(onerror=\)/],
       ['<p style="color:red">x</p>', 1, /style= attributes are blocked/],
       ['<a href="javascript:alert(1)">x</a>', 1, /javascript: URLs/],
+      // Spellings a browser reads as javascript: all the same: a character reference, a tab in the scheme.
+      ['<a href="java&#115;cript:alert(1)">x</a>', 1, /javascript: URLs/],
+      ['<a href="java&#X73;cript&colon;alert(1)">x</a>', 1, /javascript: URLs/],
+      ['<a href="jav&Tab;ascript:alert(1)">x</a>', 1, /javascript: URLs/],
+      ['<a href="jav\tascript:alert(1)">x</a>', 1, /javascript: URLs/],
+      // Elements whose content a browser reads as text: "</noscript>" in a value would end one early.
+      ['<noscript><p title="</noscript><img src=x onerror=alert(1)>"></p></noscript>', 1, /<noscript> is not allowed/],
+      ['<textarea><p title="</textarea><img src=x>"></p></textarea>', 1, /<textarea> is not allowed/],
+      ['<xmp>x</xmp>', 1, /<xmp> is not allowed/],
       ['<p {{#paused}}class="p"{{/paused}}>x</p>', 1, /inside an HTML tag must stand in a quoted attribute value/],
       ['<p class="{{#paused}}p{{/paused}}">x</p>', 1, /a section .* may not stand inside an HTML tag/],
       ['<scr{{#paused}}{{/paused}}ipt>', 1, /inside an HTML tag/],

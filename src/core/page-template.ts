@@ -273,6 +273,33 @@ const FORBIDDEN_ELEMENTS: Readonly<Record<string, string>> = {
   object: 'plug-ins are not allowed',
   embed: 'plug-ins are not allowed',
   applet: 'plug-ins are not allowed',
+  // Elements whose content the browser reads as text (or, for noscript with scripting on, as raw
+  // text): a "</noscript>" inside an attribute value there ends the element, and what follows in the
+  // value becomes markup this check saw as a value.
+  noscript: 'the edge writes the page’s no-script part; inside one, the browser reads the markup as text',
+  textarea: 'its content is read as text by the browser, so a value in it could turn into markup',
+  xmp: 'its content is read as text by the browser, so a value in it could turn into markup',
+  noembed: 'its content is read as text by the browser, so a value in it could turn into markup',
+  noframes: 'its content is read as text by the browser, so a value in it could turn into markup',
+  plaintext: 'its content is read as text by the browser, so a value in it could turn into markup',
+}
+
+/** Named references a browser reads inside a URL's scheme (the rest are not letters, colons or spaces). */
+const URL_NAMED: Readonly<Record<string, string>> = { colon: ':', tab: '\t', newline: '\n' }
+
+/**
+ * A tag's text as a browser reads a URL in it: character references decoded, and tabs, line breaks
+ * dropped (the URL parser drops them), so that "java&#115;cript:" and
+ * "jav&Tab;ascript:" read as what they are.
+ */
+function asUrlText(tag: string): string {
+  return tag
+    .replace(/&#x([0-9a-f]+);?|&#([0-9]+);?|&([a-z]+);/gi, (whole, hex: string, dec: string, name: string) => {
+      if (name !== undefined) return URL_NAMED[name.toLowerCase()] ?? whole
+      const code = hex !== undefined ? Number.parseInt(hex, 16) : Number(dec)
+      return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : ''
+    })
+    .replace(/[\t\n\r]/g, '')
 }
 
 /** One tag's text (its variables stand in quoted values): its element and attributes. */
@@ -293,7 +320,7 @@ function checkTag(source: string, start: number, end: number): void {
   if (/[\s"'/]style\s*=/i.test(names))
     invalid('source', 'style= attributes are blocked by the page’s policy; use classes from the style sheet', line)
   if (/[\s"'/]srcdoc\s*=/i.test(names)) invalid('source', 'srcdoc= is not allowed', line)
-  if (/javascript\s*:/i.test(tag)) invalid('source', 'javascript: URLs are not allowed', line)
+  if (/(java|vb)script\s*:/i.test(asUrlText(tag))) invalid('source', 'javascript: URLs are not allowed', line)
 }
 
 /** The markup rules (the file's opening note): scanned with mustache tags seen for what they are. */
