@@ -136,6 +136,14 @@ export function edgeAccessContract(runtime: EdgeRuntime): void {
       const page = await new Visitor('http://shop.test', '198.51.100.4').request(app, `/tickets?code=${code}`)
       expect(page.status).toBe(409)
       expect(await page.text()).toContain('used as many times as it may be')
+      // In the visitor's language, as every visitor's page (the catalogues' error.ERR_ACCESS_* texts).
+      const german = await new Visitor('http://shop.test', '198.51.100.4').request(app, `/tickets?code=${code}`, {
+        headers: { 'accept-language': 'de' },
+      })
+      expect(german.status).toBe(409)
+      const de = await german.text()
+      expect(de).toContain('<html lang="de">')
+      expect(de).toContain('<h1>Code aufgebraucht</h1>')
 
       const [soon, other] = (await codes(app, { count: 2, maxUses: 5, expiresAt: new Date(T0 + 60_000).toISOString() })).codes as [
         string,

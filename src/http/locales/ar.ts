@@ -146,4 +146,17 @@ export const ar: Catalogue = {
   'error.ERR_POW_EXPIRED.detail': 'يُرجى إعادة تحميل الصفحة للانضمام إلى قائمة الانتظار.',
   'error.ERR_POW_INSUFFICIENT.title': 'يُرجى المحاولة مرة أخرى',
   'error.ERR_POW_INSUFFICIENT.detail': 'يُرجى إعادة تحميل الصفحة للانضمام إلى قائمة الانتظار.',
+  'error.ERR_ACCESS_INVALID.title': 'الرمز غير صالح',
+  'error.ERR_ACCESS_INVALID.detail':
+    'رمز الدخول أو رابط الدعوة هذا غير صالح. تحقّق منه وحاول مرة أخرى؛ يبقى مكانك في قائمة الانتظار إن كان لديك مكان.',
+  'error.ERR_ACCESS_USED_UP.title': 'نفدت استخدامات الرمز',
+  'error.ERR_ACCESS_USED_UP.detail': 'استُخدم رمز الدخول أو رابط الدعوة هذا بقدر ما يُسمح به. يبقى مكانك في قائمة الانتظار إن كان لديك مكان.',
+  'error.ERR_ACCESS_EXPIRED.title': 'انتهت صلاحية الرمز',
+  'error.ERR_ACCESS_EXPIRED.detail': 'انتهت صلاحية رمز الدخول أو رابط الدعوة هذا. يبقى مكانك في قائمة الانتظار إن كان لديك مكان.',
+  'error.ERR_ACCESS_REVOKED.title': 'سُحب الرمز',
+  'error.ERR_ACCESS_REVOKED.detail': 'سحب المنظمون رمز الدخول أو رابط الدعوة هذا. يبقى مكانك في قائمة الانتظار إن كان لديك مكان.',
+  'error.ERR_TOO_MANY_CODES.title': 'رموز خاطئة كثيرة جدًا',
+  'error.ERR_TOO_MANY_CODES.detail': 'وصلت من شبكتك رموز دخول خاطئة كثيرة جدًا في الدقيقة الأخيرة. يُرجى الانتظار لحظة ثم المحاولة مرة أخرى.',
+  'error.ERR_HUMAN_CHECK_UNAVAILABLE.title': 'يُرجى المحاولة مرة أخرى',
+  'error.ERR_HUMAN_CHECK_UNAVAILABLE.detail': 'تعذّر علينا التحقق من إجابتك الآن. يُرجى المحاولة مرة أخرى بعد لحظة.',
 }

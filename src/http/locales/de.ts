@@ -130,4 +130,21 @@ export const de: Catalogue = {
   'error.ERR_POW_EXPIRED.detail': 'Bitte laden Sie die Seite neu, um sich einzureihen.',
   'error.ERR_POW_INSUFFICIENT.title': 'Bitte versuchen Sie es erneut',
   'error.ERR_POW_INSUFFICIENT.detail': 'Bitte laden Sie die Seite neu, um sich einzureihen.',
+  'error.ERR_ACCESS_INVALID.title': 'Code ungültig',
+  'error.ERR_ACCESS_INVALID.detail':
+    'Dieser Zugangscode oder Einladungslink ist nicht gültig. Prüfen Sie ihn und versuchen Sie es erneut; Ihr Platz in der Warteschlange bleibt erhalten, falls Sie einen haben.',
+  'error.ERR_ACCESS_USED_UP.title': 'Code aufgebraucht',
+  'error.ERR_ACCESS_USED_UP.detail':
+    'Dieser Zugangscode oder Einladungslink wurde so oft verwendet, wie er darf. Ihr Platz in der Warteschlange bleibt erhalten, falls Sie einen haben.',
+  'error.ERR_ACCESS_EXPIRED.title': 'Code abgelaufen',
+  'error.ERR_ACCESS_EXPIRED.detail':
+    'Dieser Zugangscode oder Einladungslink ist abgelaufen. Ihr Platz in der Warteschlange bleibt erhalten, falls Sie einen haben.',
+  'error.ERR_ACCESS_REVOKED.title': 'Code zurückgezogen',
+  'error.ERR_ACCESS_REVOKED.detail':
+    'Dieser Zugangscode oder Einladungslink wurde von den Veranstaltern zurückgezogen. Ihr Platz in der Warteschlange bleibt erhalten, falls Sie einen haben.',
+  'error.ERR_TOO_MANY_CODES.title': 'Zu viele falsche Codes',
+  'error.ERR_TOO_MANY_CODES.detail':
+    'In der letzten Minute kamen zu viele falsche Zugangscodes aus Ihrem Netzwerk. Bitte warten Sie einen Moment und versuchen Sie es dann erneut.',
+  'error.ERR_HUMAN_CHECK_UNAVAILABLE.title': 'Bitte versuchen Sie es erneut',
+  'error.ERR_HUMAN_CHECK_UNAVAILABLE.detail': 'Wir konnten Ihre Antwort gerade nicht prüfen. Bitte versuchen Sie es gleich noch einmal.',
 }

@@ -129,6 +129,22 @@ export const en = {
   'error.ERR_POW_EXPIRED.detail': 'Please reload the page to join the line.',
   'error.ERR_POW_INSUFFICIENT.title': 'Please try again',
   'error.ERR_POW_INSUFFICIENT.detail': 'Please reload the page to join the line.',
+  'error.ERR_ACCESS_INVALID.title': 'Code not valid',
+  'error.ERR_ACCESS_INVALID.detail':
+    'That access code or invite link is not valid. Check it and try again; your place in line, if you have one, is kept.',
+  'error.ERR_ACCESS_USED_UP.title': 'Code used up',
+  'error.ERR_ACCESS_USED_UP.detail':
+    'This access code or invite link has been used as many times as it may be. Your place in line, if you have one, is kept.',
+  'error.ERR_ACCESS_EXPIRED.title': 'Code expired',
+  'error.ERR_ACCESS_EXPIRED.detail': 'This access code or invite link has expired. Your place in line, if you have one, is kept.',
+  'error.ERR_ACCESS_REVOKED.title': 'Code withdrawn',
+  'error.ERR_ACCESS_REVOKED.detail':
+    'This access code or invite link was withdrawn by the organisers. Your place in line, if you have one, is kept.',
+  'error.ERR_TOO_MANY_CODES.title': 'Too many wrong codes',
+  'error.ERR_TOO_MANY_CODES.detail':
+    'Too many wrong access codes came from your network in the last minute. Please wait a moment and try again.',
+  'error.ERR_HUMAN_CHECK_UNAVAILABLE.title': 'Please try again',
+  'error.ERR_HUMAN_CHECK_UNAVAILABLE.detail': 'We could not check your answer just now. Please try again in a moment.',
 } as const satisfies Record<string, string | Plural>
 
 export type MessageKey = keyof typeof en

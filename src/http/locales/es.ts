@@ -129,4 +129,21 @@ export const es: Catalogue = {
   'error.ERR_POW_EXPIRED.detail': 'Vuelve a cargar la página para unirte a la fila.',
   'error.ERR_POW_INSUFFICIENT.title': 'Vuelve a intentarlo',
   'error.ERR_POW_INSUFFICIENT.detail': 'Vuelve a cargar la página para unirte a la fila.',
+  'error.ERR_ACCESS_INVALID.title': 'Código no válido',
+  'error.ERR_ACCESS_INVALID.detail':
+    'Ese código de acceso o enlace de invitación no es válido. Compruébalo y vuelve a intentarlo; tu lugar en la fila, si tienes uno, se mantiene.',
+  'error.ERR_ACCESS_USED_UP.title': 'Código agotado',
+  'error.ERR_ACCESS_USED_UP.detail':
+    'Este código de acceso o enlace de invitación ya se ha usado todas las veces permitidas. Tu lugar en la fila, si tienes uno, se mantiene.',
+  'error.ERR_ACCESS_EXPIRED.title': 'Código caducado',
+  'error.ERR_ACCESS_EXPIRED.detail':
+    'Este código de acceso o enlace de invitación ha caducado. Tu lugar en la fila, si tienes uno, se mantiene.',
+  'error.ERR_ACCESS_REVOKED.title': 'Código retirado',
+  'error.ERR_ACCESS_REVOKED.detail':
+    'Los organizadores retiraron este código de acceso o enlace de invitación. Tu lugar en la fila, si tienes uno, se mantiene.',
+  'error.ERR_TOO_MANY_CODES.title': 'Demasiados códigos erróneos',
+  'error.ERR_TOO_MANY_CODES.detail':
+    'Llegaron demasiados códigos de acceso erróneos desde tu red en el último minuto. Espera un momento y vuelve a intentarlo.',
+  'error.ERR_HUMAN_CHECK_UNAVAILABLE.title': 'Inténtalo de nuevo',
+  'error.ERR_HUMAN_CHECK_UNAVAILABLE.detail': 'No pudimos comprobar tu respuesta en este momento. Inténtalo de nuevo en un momento.',
 }

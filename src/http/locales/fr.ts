@@ -129,4 +129,21 @@ export const fr: Catalogue = {
   'error.ERR_POW_EXPIRED.detail': 'Veuillez recharger la page pour rejoindre la file.',
   'error.ERR_POW_INSUFFICIENT.title': 'Veuillez réessayer',
   'error.ERR_POW_INSUFFICIENT.detail': 'Veuillez recharger la page pour rejoindre la file.',
+  'error.ERR_ACCESS_INVALID.title': 'Code non valide',
+  'error.ERR_ACCESS_INVALID.detail':
+    'Ce code d’accès ou ce lien d’invitation n’est pas valide. Vérifiez-le et réessayez\u202f; votre place dans la file, si vous en avez une, est conservée.',
+  'error.ERR_ACCESS_USED_UP.title': 'Code épuisé',
+  'error.ERR_ACCESS_USED_UP.detail':
+    'Ce code d’accès ou ce lien d’invitation a été utilisé autant de fois qu’il le pouvait. Votre place dans la file, si vous en avez une, est conservée.',
+  'error.ERR_ACCESS_EXPIRED.title': 'Code expiré',
+  'error.ERR_ACCESS_EXPIRED.detail':
+    'Ce code d’accès ou ce lien d’invitation a expiré. Votre place dans la file, si vous en avez une, est conservée.',
+  'error.ERR_ACCESS_REVOKED.title': 'Code retiré',
+  'error.ERR_ACCESS_REVOKED.detail':
+    'Ce code d’accès ou ce lien d’invitation a été retiré par les organisateurs. Votre place dans la file, si vous en avez une, est conservée.',
+  'error.ERR_TOO_MANY_CODES.title': 'Trop de codes erronés',
+  'error.ERR_TOO_MANY_CODES.detail':
+    'Trop de codes d’accès erronés sont venus de votre réseau au cours de la dernière minute. Patientez un instant, puis réessayez.',
+  'error.ERR_HUMAN_CHECK_UNAVAILABLE.title': 'Veuillez réessayer',
+  'error.ERR_HUMAN_CHECK_UNAVAILABLE.detail': 'Nous n’avons pas pu vérifier votre réponse pour l’instant. Réessayez dans un moment.',
 }

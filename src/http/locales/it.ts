@@ -126,4 +126,20 @@ export const it: Catalogue = {
   'error.ERR_POW_EXPIRED.detail': 'Ricarica la pagina per metterti in coda.',
   'error.ERR_POW_INSUFFICIENT.title': 'Riprova',
   'error.ERR_POW_INSUFFICIENT.detail': 'Ricarica la pagina per metterti in coda.',
+  'error.ERR_ACCESS_INVALID.title': 'Codice non valido',
+  'error.ERR_ACCESS_INVALID.detail':
+    'Questo codice di accesso o link di invito non è valido. Controllalo e riprova; il tuo posto in coda, se ne hai uno, resta.',
+  'error.ERR_ACCESS_USED_UP.title': 'Codice esaurito',
+  'error.ERR_ACCESS_USED_UP.detail':
+    'Questo codice di accesso o link di invito è stato usato tutte le volte consentite. Il tuo posto in coda, se ne hai uno, resta.',
+  'error.ERR_ACCESS_EXPIRED.title': 'Codice scaduto',
+  'error.ERR_ACCESS_EXPIRED.detail': 'Questo codice di accesso o link di invito è scaduto. Il tuo posto in coda, se ne hai uno, resta.',
+  'error.ERR_ACCESS_REVOKED.title': 'Codice ritirato',
+  'error.ERR_ACCESS_REVOKED.detail':
+    'Gli organizzatori hanno ritirato questo codice di accesso o link di invito. Il tuo posto in coda, se ne hai uno, resta.',
+  'error.ERR_TOO_MANY_CODES.title': 'Troppi codici errati',
+  'error.ERR_TOO_MANY_CODES.detail':
+    'Nell’ultimo minuto sono arrivati troppi codici di accesso errati dalla tua rete. Attendi un momento e riprova.',
+  'error.ERR_HUMAN_CHECK_UNAVAILABLE.title': 'Riprova',
+  'error.ERR_HUMAN_CHECK_UNAVAILABLE.detail': 'Non siamo riusciti a verificare la tua risposta in questo momento. Riprova tra un attimo.',
 }

@@ -119,4 +119,21 @@ export const ja: Catalogue = {
   'error.ERR_POW_EXPIRED.detail': '列に並ぶには、ページを再読み込みしてください。',
   'error.ERR_POW_INSUFFICIENT.title': 'もう一度お試しください',
   'error.ERR_POW_INSUFFICIENT.detail': '列に並ぶには、ページを再読み込みしてください。',
+  'error.ERR_ACCESS_INVALID.title': 'コードが無効です',
+  'error.ERR_ACCESS_INVALID.detail':
+    'このアクセスコードまたは招待リンクは無効です。確認してもう一度お試しください。列での順番がある場合、そのまま保たれます。',
+  'error.ERR_ACCESS_USED_UP.title': 'コードは使用済みです',
+  'error.ERR_ACCESS_USED_UP.detail':
+    'このアクセスコードまたは招待リンクは、使用できる回数に達しました。列での順番がある場合、そのまま保たれます。',
+  'error.ERR_ACCESS_EXPIRED.title': 'コードの有効期限切れ',
+  'error.ERR_ACCESS_EXPIRED.detail':
+    'このアクセスコードまたは招待リンクは有効期限が切れています。列での順番がある場合、そのまま保たれます。',
+  'error.ERR_ACCESS_REVOKED.title': 'コードは取り消されました',
+  'error.ERR_ACCESS_REVOKED.detail':
+    'このアクセスコードまたは招待リンクは主催者により取り消されました。列での順番がある場合、そのまま保たれます。',
+  'error.ERR_TOO_MANY_CODES.title': '誤ったコードが多すぎます',
+  'error.ERR_TOO_MANY_CODES.detail':
+    '直近1分間に、お使いのネットワークから誤ったアクセスコードが多すぎました。少し待ってからもう一度お試しください。',
+  'error.ERR_HUMAN_CHECK_UNAVAILABLE.title': 'もう一度お試しください',
+  'error.ERR_HUMAN_CHECK_UNAVAILABLE.detail': 'ただいま回答を確認できませんでした。少し待ってからもう一度お試しください。',
 }

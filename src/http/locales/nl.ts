@@ -124,4 +124,21 @@ export const nl: Catalogue = {
   'error.ERR_POW_EXPIRED.detail': 'Laad de pagina opnieuw om aan te sluiten in de rij.',
   'error.ERR_POW_INSUFFICIENT.title': 'Probeer het opnieuw',
   'error.ERR_POW_INSUFFICIENT.detail': 'Laad de pagina opnieuw om aan te sluiten in de rij.',
+  'error.ERR_ACCESS_INVALID.title': 'Code niet geldig',
+  'error.ERR_ACCESS_INVALID.detail':
+    'Deze toegangscode of uitnodigingslink is niet geldig. Controleer hem en probeer het opnieuw; je plek in de rij, als je er een hebt, blijft behouden.',
+  'error.ERR_ACCESS_USED_UP.title': 'Code opgebruikt',
+  'error.ERR_ACCESS_USED_UP.detail':
+    'Deze toegangscode of uitnodigingslink is zo vaak gebruikt als mag. Je plek in de rij, als je er een hebt, blijft behouden.',
+  'error.ERR_ACCESS_EXPIRED.title': 'Code verlopen',
+  'error.ERR_ACCESS_EXPIRED.detail':
+    'Deze toegangscode of uitnodigingslink is verlopen. Je plek in de rij, als je er een hebt, blijft behouden.',
+  'error.ERR_ACCESS_REVOKED.title': 'Code ingetrokken',
+  'error.ERR_ACCESS_REVOKED.detail':
+    'De organisatoren hebben deze toegangscode of uitnodigingslink ingetrokken. Je plek in de rij, als je er een hebt, blijft behouden.',
+  'error.ERR_TOO_MANY_CODES.title': 'Te veel foute codes',
+  'error.ERR_TOO_MANY_CODES.detail':
+    'De afgelopen minuut kwamen er te veel foute toegangscodes uit je netwerk. Wacht even en probeer het opnieuw.',
+  'error.ERR_HUMAN_CHECK_UNAVAILABLE.title': 'Probeer het opnieuw',
+  'error.ERR_HUMAN_CHECK_UNAVAILABLE.detail': 'We konden je antwoord nu niet controleren. Probeer het zo opnieuw.',
 }

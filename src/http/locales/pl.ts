@@ -132,4 +132,21 @@ export const pl: Catalogue = {
   'error.ERR_POW_EXPIRED.detail': 'Odśwież stronę, aby dołączyć do kolejki.',
   'error.ERR_POW_INSUFFICIENT.title': 'Spróbuj ponownie',
   'error.ERR_POW_INSUFFICIENT.detail': 'Odśwież stronę, aby dołączyć do kolejki.',
+  'error.ERR_ACCESS_INVALID.title': 'Nieprawidłowy kod',
+  'error.ERR_ACCESS_INVALID.detail':
+    'Ten kod dostępu lub link z zaproszeniem jest nieprawidłowy. Sprawdź go i spróbuj ponownie; Twoje miejsce w kolejce, jeśli je masz, zostaje zachowane.',
+  'error.ERR_ACCESS_USED_UP.title': 'Kod wykorzystany',
+  'error.ERR_ACCESS_USED_UP.detail':
+    'Ten kod dostępu lub link z zaproszeniem został użyty tyle razy, ile było można. Twoje miejsce w kolejce, jeśli je masz, zostaje zachowane.',
+  'error.ERR_ACCESS_EXPIRED.title': 'Kod wygasł',
+  'error.ERR_ACCESS_EXPIRED.detail':
+    'Ten kod dostępu lub link z zaproszeniem wygasł. Twoje miejsce w kolejce, jeśli je masz, zostaje zachowane.',
+  'error.ERR_ACCESS_REVOKED.title': 'Kod wycofany',
+  'error.ERR_ACCESS_REVOKED.detail':
+    'Organizatorzy wycofali ten kod dostępu lub link z zaproszeniem. Twoje miejsce w kolejce, jeśli je masz, zostaje zachowane.',
+  'error.ERR_TOO_MANY_CODES.title': 'Zbyt wiele błędnych kodów',
+  'error.ERR_TOO_MANY_CODES.detail':
+    'W ostatniej minucie z Twojej sieci przyszło zbyt wiele błędnych kodów dostępu. Poczekaj chwilę i spróbuj ponownie.',
+  'error.ERR_HUMAN_CHECK_UNAVAILABLE.title': 'Spróbuj ponownie',
+  'error.ERR_HUMAN_CHECK_UNAVAILABLE.detail': 'Nie mogliśmy teraz sprawdzić Twojej odpowiedzi. Spróbuj ponownie za chwilę.',
 }

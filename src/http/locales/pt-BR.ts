@@ -129,4 +129,20 @@ export const ptBR: Catalogue = {
   'error.ERR_POW_EXPIRED.detail': 'Recarregue a página para entrar na fila.',
   'error.ERR_POW_INSUFFICIENT.title': 'Tente de novo',
   'error.ERR_POW_INSUFFICIENT.detail': 'Recarregue a página para entrar na fila.',
+  'error.ERR_ACCESS_INVALID.title': 'Código inválido',
+  'error.ERR_ACCESS_INVALID.detail':
+    'Esse código de acesso ou link de convite não é válido. Confira e tente de novo; seu lugar na fila, se você tiver um, é mantido.',
+  'error.ERR_ACCESS_USED_UP.title': 'Código esgotado',
+  'error.ERR_ACCESS_USED_UP.detail':
+    'Este código de acesso ou link de convite já foi usado todas as vezes permitidas. Seu lugar na fila, se você tiver um, é mantido.',
+  'error.ERR_ACCESS_EXPIRED.title': 'Código expirado',
+  'error.ERR_ACCESS_EXPIRED.detail': 'Este código de acesso ou link de convite expirou. Seu lugar na fila, se você tiver um, é mantido.',
+  'error.ERR_ACCESS_REVOKED.title': 'Código retirado',
+  'error.ERR_ACCESS_REVOKED.detail':
+    'Os organizadores retiraram este código de acesso ou link de convite. Seu lugar na fila, se você tiver um, é mantido.',
+  'error.ERR_TOO_MANY_CODES.title': 'Códigos errados demais',
+  'error.ERR_TOO_MANY_CODES.detail':
+    'Chegaram códigos de acesso errados demais da sua rede no último minuto. Aguarde um momento e tente de novo.',
+  'error.ERR_HUMAN_CHECK_UNAVAILABLE.title': 'Tente de novo',
+  'error.ERR_HUMAN_CHECK_UNAVAILABLE.detail': 'Não conseguimos verificar sua resposta agora. Tente de novo em instantes.',
 }
