@@ -27,7 +27,12 @@ export async function startServer(b: Pick<EdgeBench, 'profileDir'>, name: string
 }
 
 /** Starts `npm start`'s entry point (src/entry/node.ts) on the bench's Redis, in front of its origin, with these rooms. */
-export async function startEdge(b: EdgeBench, name: string, rooms: object[], env: Record<string, string> = {}): Promise<Child> {
+export async function startEdge(
+  b: { origin: { url: string }; redisServer: { url: string }; profileDir: string | undefined },
+  name: string,
+  rooms: object[],
+  env: Record<string, string> = {},
+): Promise<Child> {
   const port = await freePort()
   return startChild({
     name,

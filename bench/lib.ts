@@ -231,6 +231,11 @@ export interface Target {
   headers: Record<string, string>
   /** When set, every request carries the next of these as its Cookie header (a new visitor each time). */
   cookies?: readonly string[]
+  /**
+   * When set (instead of cookies), request n is the n-th of these, sent as written: whole HTTP/1.1
+   * requests with their headers and body (rawRequest); url's path and headers are then not used.
+   */
+  requests?: readonly string[]
   /** Collect Redis command deltas around each measured segment of this target. */
   countRedis?: boolean
   /**
@@ -276,6 +281,8 @@ export interface Segment {
   statuses: Record<string, number>
   /** CPU time of wrk from its first request to its report, seconds. */
   generatorCpuSeconds: number
+  /** Bursts with answers: every response's status and body, in the order they came. */
+  answers?: { status: number; body: string }[]
 }
 
 let loadsStarted = 0
@@ -293,6 +300,35 @@ function cookieFile(cookies: readonly string[]): string {
     for (const c of cookies) if (/[\r\n]/.test(c)) throw new Error('a cookie with a line break')
     writeFileSync(file, `${cookies.join('\n')}\n`)
     cookieFiles.set(cookies, file)
+    loadFiles.add(file)
+  }
+  return file
+}
+
+/**
+ * One whole HTTP/1.1 request for Target.requests. The line breaks are written as tabs in wrk's file
+ * (bench/wrk.lua turns them back), so no header or body may hold a tab or a line break: JSON from
+ * JSON.stringify has neither.
+ */
+export function rawRequest(method: string, url: string, headers: Record<string, string>, body?: string): string {
+  const u = new URL(url)
+  const lines = [`${method} ${u.pathname}${u.search} HTTP/1.1`, `Host: ${u.host}`]
+  for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`)
+  if (body !== undefined) lines.push(`Content-Length: ${Buffer.byteLength(body)}`)
+  const text = `${lines.join('\r\n')}\r\n\r\n${body ?? ''}`
+  if (/[\t\n]/.test(text.replace(/\r\n/g, ''))) throw new Error('a request with a tab or a line break in a header or its body')
+  return text
+}
+
+/** Writes raw requests to a file once, for wrk's script: one a line, CRLF written as a tab. */
+const requestFiles = new WeakMap<readonly string[], string>()
+function requestFile(requests: readonly string[]): string {
+  let file = requestFiles.get(requests)
+  if (file === undefined || !existsSync(file)) {
+    mkdirSync(WRK_DIR, { recursive: true })
+    file = join(WRK_DIR, `requests-${process.pid}-${++loadsStarted}.txt`)
+    writeFileSync(file, `${requests.map((r) => r.replace(/\r\n/g, '\t')).join('\n')}\n`)
+    requestFiles.set(requests, file)
     loadFiles.add(file)
   }
   return file
@@ -320,13 +356,16 @@ export function uncorrect(corrected: Map<number, number>, responses: number, con
 /** Runs wrk against a target: for some seconds, until some responses, or one burst (see bench/wrk.lua). */
 function runWrk(
   target: Target,
-  limit: { seconds: number } | { amount: number } | { burstAfterMs: number },
+  limit: { seconds: number } | { amount: number } | { burstAfterMs: number; answers?: boolean },
   connections: number,
 ): Promise<Segment> {
   mkdirSync(WRK_DIR, { recursive: true })
   const out = join(WRK_DIR, `result-${process.pid}-${++loadsStarted}.txt`)
   const env: Record<string, string> = { ...(process.env as Record<string, string>), BENCH_WRK_OUT: out }
-  if (target.cookies) env.BENCH_WRK_COOKIES = cookieFile(target.cookies)
+  if (target.requests) env.BENCH_WRK_REQUESTS = requestFile(target.requests)
+  else if (target.cookies) env.BENCH_WRK_COOKIES = cookieFile(target.cookies)
+  const answersFile = 'answers' in limit && limit.answers ? join(WRK_DIR, `answers-${process.pid}-${loadsStarted}.txt`) : undefined
+  if (answersFile !== undefined) env.BENCH_WRK_ANSWERS = answersFile
   let seconds = 600
   if ('seconds' in limit) seconds = Math.max(1, Math.round(limit.seconds))
   if ('amount' in limit) env.BENCH_WRK_AMOUNT = String(limit.amount)
@@ -365,12 +404,29 @@ function runWrk(
         return
       }
       try {
-        resolve(parseWrk(result, connections, wallSeconds))
+        const seg = parseWrk(result, connections, wallSeconds)
+        if (answersFile !== undefined) {
+          seg.answers = readAnswers(answersFile)
+          rmSync(answersFile, { force: true })
+        }
+        resolve(seg)
       } catch (err) {
         reject(new Error(`${target.name}: ${err instanceof Error ? err.message : String(err)}\n${text}`))
       }
     })
   })
+}
+
+/** The answers bench/wrk.lua wrote: "status<TAB>body" a line (line breaks in a body written as spaces). */
+function readAnswers(file: string): { status: number; body: string }[] {
+  if (!existsSync(file)) return []
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => {
+      const tab = l.indexOf('\t')
+      return { status: Number(l.slice(0, tab)), body: l.slice(tab + 1) }
+    })
 }
 
 function parseWrk(text: string, connections: number, wallSeconds: number): Segment {
@@ -422,8 +478,8 @@ export function runLoad(target: Target, limit: { seconds: number } | { amount: n
  * moment (a different cookie each, when the target has them), and the run ends with the last
  * response. The latencies are from each request's write to its response.
  */
-export async function runBurst(target: Target, connections: number): Promise<Segment> {
-  const seg = await runWrk(target, { burstAfterMs: 1500 }, connections)
+export async function runBurst(target: Target, connections: number, answers = false): Promise<Segment> {
+  const seg = await runWrk(target, { burstAfterMs: 1500, answers }, connections)
   if (seg.responses + seg.errors !== connections)
     throw new Error(`${target.name}: the burst of ${connections} got ${seg.responses} responses and ${seg.errors} errors`)
   return seg
@@ -655,12 +711,21 @@ export async function paired(a: Target, b: Target, pairs: number, sliceSeconds =
 
 /** One burst (runBurst) with the CPU of the target's processes over it. */
 export async function burst(target: Target, connections: number): Promise<Aggregate> {
+  return (await burstWithAnswers(target, connections, false)).aggregate
+}
+
+/** The same, also giving every response's status and body (burst mode of bench/wrk.lua with BENCH_WRK_ANSWERS). */
+export async function burstWithAnswers(
+  target: Target,
+  connections: number,
+  answers = true,
+): Promise<{ aggregate: Aggregate; answers: { status: number; body: string }[] }> {
   const cpuBefore = cpuTimes(target.pids ?? {})
-  const seg = await runBurst(target, connections)
+  const seg = await runBurst(target, connections, answers)
   const cpuAfter = cpuTimes(target.pids ?? {})
   const cpu = new Map<string, number>()
   for (const [k, v] of cpuAfter) cpu.set(k, v - (cpuBefore.get(k) ?? 0))
-  return aggregate(target.name, [[seg]], undefined, cpu, Object.keys(target.pids ?? {})[0])
+  return { aggregate: aggregate(target.name, [[seg]], undefined, cpu, Object.keys(target.pids ?? {})[0]), answers: seg.answers ?? [] }
 }
 
 /** The processes this one started, and theirs (Linux /proc), by pid. */
@@ -723,7 +788,7 @@ export function pidListeningOn(port: number): number | undefined {
 const TICKS_PER_SECOND = 100
 
 /** CPU seconds (user + system) so far of the given processes. */
-function cpuTimes(pids: Record<string, number>): Map<string, number> {
+export function cpuTimes(pids: Record<string, number>): Map<string, number> {
   const out = new Map<string, number>()
   for (const [label, pid] of Object.entries(pids)) {
     try {

@@ -43,6 +43,9 @@ export interface BookingDatabase {
   stopping(): boolean
   /** A claim gate on the redis-server started with PostgreSQL, connected (its client disconnected by the stop). */
   gate(): Promise<ClaimGate>
+  /** That redis-server's URL and pid, for the child processes of measurement 7 and its CPU figures. */
+  gateUrl: string
+  gatePid: number
 }
 
 let server: PostgresServer | undefined
@@ -127,6 +130,8 @@ export async function withBookingDatabase<T>(run: (db: BookingDatabase) => Promi
       openPrepared: (max) => track(preparedDb(pg.url, max)),
       close: closePool,
       stopping: () => stopping,
+      gateUrl,
+      gatePid: gateRedis.pid,
       gate: async () => {
         const client = connectRedis(gateUrl)
         gateClients.push(client)
@@ -151,7 +156,8 @@ export function bump(tally: Record<string, number>, key: string, n = 1): void {
 /** SQL text -> the name of its file in src/adapters/postgres/sql. */
 const statementByText = new Map(statementNames().map((n) => [statement(n), n]))
 
-function statementName(text: string): string {
+/** The name a statement is counted under: its SQL file's, or its first word (BEGIN, COMMIT, ...). */
+export function statementName(text: string): string {
   const known = statementByText.get(text)
   if (known !== undefined) return known
   const first = /^--\s*([a-z0-9-]+)\.sql:/.exec(text)?.[1]

@@ -12,10 +12,12 @@
 // connections, bench/wrk.lua; bench/lib.ts), a C program that costs less per request than any server
 // it loads here, so that every baseline is bound by its server. Every row under load shows the cores
 // wrk and the server under test were busy, and a row where wrk was the busier is flagged (and its
-// target counts as missed). Everything started is stopped by pid, also on error. (6, 7 and 10 load the
-// booking origin in this process, without HTTP.)
+// target counts as missed). Everything started is stopped by pid, also on error. (6 and 10 load the
+// booking origin in this process, without HTTP; 7 runs it in a child process and bursts at it with wrk.)
 //
-// Environment (all optional): BENCH_SEGMENT_SECONDS (5; every target is measured in two segments),
+// Environment (all optional): BENCH_ONLY (a comma-separated list of measurements to run, by module name:
+// crowd, claims, gate-repairs, worker, pow, metrics-cost, and edges for 1 to 5 together (any of their
+// names runs all five); e.g. BENCH_ONLY=crowd npx tsx bench/run.ts; unset: all), BENCH_SEGMENT_SECONDS (5; every target is measured in two segments),
 // BENCH_WARMUP_SECONDS (2), BENCH_PROFILE=1 (run every server under `node --cpu-prof`, profiles in
 // bench/out/profiles/<server>; summarise them with `npx tsx bench/profile.ts`). Results: bench/out/results.json.
 import { spawnSync } from 'node:child_process'
@@ -43,6 +45,13 @@ const OUT_DIR = join(ROOT, 'bench', 'out')
 const PROFILE_DIR = join(OUT_DIR, 'profiles')
 
 let redisServer: RedisServer | undefined
+
+const EDGE_MEASUREMENTS = ['edges', 'queued-poll', 'admitted', 'long-line', 'redis-calls', 'redis-memory']
+const ONLY = process.env.BENCH_ONLY?.split(',')
+  .map((s) => s.trim())
+  .filter(Boolean)
+/** Whether BENCH_ONLY (unset: everything) asks for one of these measurements. */
+const wanted = (...names: string[]) => ONLY === undefined || ONLY.length === 0 || names.some((n) => ONLY.includes(n))
 
 /** Measurements 1 to 5, on one redis-server and one origin. */
 async function measureEdges(rows: Row[], notes: string[], warnings: string[], results: Record<string, unknown>): Promise<void> {
@@ -149,31 +158,51 @@ async function main(): Promise<number> {
   const results: Record<string, unknown> = {}
   if (SETTINGS.profile) warnings.push('BENCH_PROFILE=1: every server ran under the CPU profiler, so the figures are lower than usual')
 
-  await measureEdges(rows, notes, warnings, results)
+  if (ONLY !== undefined) log(`BENCH_ONLY=${ONLY.join(',')}: the other measurements are left out`)
+  if (wanted(...EDGE_MEASUREMENTS)) await measureEdges(rows, notes, warnings, results)
 
-  const [claims, crowd, repairs] = await withBookingDatabase(
-    async (pg) => [await measureClaims(pg), await measureCrowd(pg), await measureGateRepairs(pg)] as const,
-  )
-  for (const m of [claims, crowd, repairs]) {
-    rows.push(...m.rows)
-    notes.push(...m.notes)
-    warnings.push(...m.warnings)
+  let crowdOk = true
+  let repairsOk = true
+  if (wanted('claims', 'crowd', 'gate-repairs')) {
+    const [claims, crowd, repairs] = await withBookingDatabase(
+      async (pg) =>
+        [
+          wanted('claims') ? await measureClaims(pg) : undefined,
+          wanted('crowd') ? await measureCrowd(pg) : undefined,
+          wanted('gate-repairs') ? await measureGateRepairs(pg) : undefined,
+        ] as const,
+    )
+    crowdOk = crowd?.ok ?? true
+    repairsOk = !(repairs?.rows.some((r) => r.met === false) ?? false)
+    results.booking = {}
+    for (const m of [claims, crowd, repairs]) {
+      if (m === undefined) continue
+      rows.push(...m.rows)
+      notes.push(...m.notes)
+      warnings.push(...m.warnings)
+      Object.assign(results.booking as object, m.results)
+    }
   }
-  results.booking = { ...claims.results, ...crowd.results, ...repairs.results }
 
-  const worker = await measureWorker()
-  rows.push(...worker.rows)
-  results.worker = worker.results
+  if (wanted('worker')) {
+    const worker = await measureWorker()
+    rows.push(...worker.rows)
+    results.worker = worker.results
+  }
 
-  const pow = await measurePow()
-  rows.push(...pow.rows)
-  notes.push(...pow.notes)
-  Object.assign(results, pow.results)
+  if (wanted('pow')) {
+    const pow = await measurePow()
+    rows.push(...pow.rows)
+    notes.push(...pow.notes)
+    Object.assign(results, pow.results)
+  }
 
-  const pollCpu = (results.runs as Record<string, Aggregate> | undefined)?.['edge poll (JSON)']?.cpu.edge?.usPerRequest
-  const metricsCost = await measureMetricsCost(pollCpu)
-  rows.push(...metricsCost.rows)
-  Object.assign(results, metricsCost.results)
+  if (wanted('metrics-cost')) {
+    const pollCpu = (results.runs as Record<string, Aggregate> | undefined)?.['edge poll (JSON)']?.cpu.edge?.usPerRequest
+    const metricsCost = await measureMetricsCost(pollCpu)
+    rows.push(...metricsCost.rows)
+    Object.assign(results, metricsCost.results)
+  }
 
   for (const r of rows)
     if (r.generatorBound) warnings.push(`${r.measurement}: the load generator was the bottleneck (${r.cpu}); the ratio is not the server's`)
@@ -196,7 +225,7 @@ async function main(): Promise<number> {
   // and `biome check` stays clean after a run.
   spawnSync(join(ROOT, 'node_modules', '.bin', 'biome'), ['format', '--write', file], { cwd: ROOT, stdio: 'ignore' })
   process.stdout.write(`results: ${file}\n`)
-  return warnings.some((w) => w.includes('non-2xx')) || !crowd.ok || repairs.rows.some((r) => r.met === false) ? 1 : 0
+  return warnings.some((w) => w.includes('non-2xx')) || !crowdOk || !repairsOk ? 1 : 0
 }
 
 /** Stops what is still running: the booking bench's PostgreSQL first, then the children, then Redis. */

@@ -7,6 +7,10 @@
 --   BENCH_WRK_OUT          file to write the results to (required)
 --   BENCH_WRK_COOKIES      a file of Cookie header values, one a line: request n carries line n (mod the
 --                          count), so every request is another visitor's; unset: the same request each time
+--   BENCH_WRK_REQUESTS     a file of whole requests, one a line with each CRLF written as a tab: request n
+--                          is line n (mod the count), sent as written (wins over BENCH_WRK_COOKIES)
+--   BENCH_WRK_ANSWERS      a file to write every response to, "status<TAB>body" a line (a body's line
+--                          breaks written as spaces): for bursts whose answers the bench reads
 --   BENCH_WRK_AMOUNT       stop after this many responses (0 or unset: run for wrk's -d)
 --   BENCH_WRK_BURST_AT     burst mode: each connection sends one request, all at this time (ms since
 --                          the epoch, CLOCK_REALTIME), then nothing more; the run ends at the last response
@@ -41,6 +45,8 @@ local function now_ms()
 end
 
 local cookie_file = os.getenv("BENCH_WRK_COOKIES")
+local request_file = os.getenv("BENCH_WRK_REQUESTS")
+local answers_file = os.getenv("BENCH_WRK_ANSWERS")
 local amount = tonumber(os.getenv("BENCH_WRK_AMOUNT") or "0") or 0
 local burst_at = tonumber(os.getenv("BENCH_WRK_BURST_AT") or "")
 local connections = tonumber(os.getenv("BENCH_WRK_CONNECTIONS") or "0") or 0
@@ -62,7 +68,17 @@ local requests_list = {}
 local count = 0
 
 function init(args)
-  if cookie_file == nil then
+  if request_file ~= nil then
+    for line in io.lines(request_file) do
+      if line ~= "" then
+        count = count + 1
+        requests_list[count] = (line:gsub("\t", "\r\n"))
+      end
+    end
+    if count == 0 then
+      error("no requests in " .. request_file)
+    end
+  elseif cookie_file == nil then
     count = 1
     requests_list[1] = wrk.format()
   else
@@ -110,17 +126,36 @@ end
 
 -- Ends the run early: wrk's main thread sleeps for -d, and a SIGINT (sent to that thread, whose id
 -- is the process id) wakes it up to collect the threads and report, as when a user presses Ctrl-C.
+local answers = nil
+
 local function finish()
+  if answers ~= nil then
+    answers:flush()
+  end
   wrk.thread:stop()
   local pid = ffi.C.getpid()
   ffi.C.tgkill(pid, pid, 2)
 end
 
-function response(status)
-  responses = responses + 1
-  statuses[status] = (statuses[status] or 0) + 1
-  if amount > 0 and responses >= amount then
-    finish()
+if answers_file == nil then
+  function response(status)
+    responses = responses + 1
+    statuses[status] = (statuses[status] or 0) + 1
+    if amount > 0 and responses >= amount then
+      finish()
+    end
+  end
+else
+  function response(status, headers, body)
+    if answers == nil then
+      answers = assert(io.open(answers_file, "w"))
+    end
+    answers:write(status, "\t", (body:gsub("[\r\n]", " ")), "\n")
+    responses = responses + 1
+    statuses[status] = (statuses[status] or 0) + 1
+    if amount > 0 and responses >= amount then
+      finish()
+    end
   end
 end
 

@@ -198,11 +198,17 @@ export async function measureAdmitted(b: EdgeBench): Promise<Admitted> {
  * cookies, and how long the slowest of them waited in line. In this room everybody is let in at once,
  * unless the line is held: after a burst, a store call of the edge can have timed out while its event
  * loop was busy, and the store then holds the line for 1.5 refreshes (holdLine, docs/architecture.md).
- * A visitor who is queued polls again, as one would, until admitted.
+ * A visitor who is queued polls again, as one would, until admitted. Measurement 7 (crowd.ts) admits its
+ * crowd through its own edge this way, in its room.
  */
-async function admitFresh(url: string, prefix: string, n: number): Promise<{ cookies: string[]; heldMs: number }> {
+export async function admitFresh(
+  url: string,
+  prefix: string,
+  n: number,
+  room: string = OPEN_ROOM.id,
+): Promise<{ cookies: string[]; heldMs: number }> {
   const out: string[] = []
-  const queuePrefix = `${queueCookieName(OPEN_ROOM.id)}=`
+  const queuePrefix = `${queueCookieName(room)}=`
   let heldMs = 0
   let next = 0
   const worker = async () => {

@@ -1,0 +1,110 @@
+// The booking origin of measurement 7 (bench/measure/crowd.ts), in its own process: createOriginApp
+// over PostgreSQL (a pool of POOL) with the claim gate on Redis, served by @hono/node-server on
+// 127.0.0.1:BENCH_PORT, as src/entry/booking.ts builds it, less the demo events and the metrics.
+// Settings (environment): BENCH_PORT, BENCH_DATABASE_URL, BENCH_REDIS_URL (unset: no claim gate,
+// PostgreSQL alone), BENCH_JWKS (the edge's public key set, JSON: the same keys the edge's
+// /.well-known/jwks.json serves, without a fetch), BENCH_ISSUER, BENCH_AUDIENCE.
+//
+// Three bench-only routes, outside the origin's app:
+//   GET  /bench/health            ready
+//   GET  /bench/statements        {"statements": n, "byName": {...}, "charges": n}: every statement the
+//                                 origin's claim path sent so far, by SQL file (a counter around its Db;
+//                                 the reconciler's reads are not counted), and the test provider's charges
+//   POST /bench/ready/:event      the reconciler's run (the gate built for a new event, as at start)
+//                                 and the event's seat layout loaded into the gate's cache
+// The reconciler runs only when asked: on its timer it would add its CPU to the doomed claims' figures.
+import { serve } from '@hono/node-server'
+import { createLocalJWKSet, type JSONWebKeySet } from 'jose'
+import { TestPaymentProvider } from '../src/adapters/payments/test-provider.js'
+import type { Db, Sql } from '../src/adapters/postgres/db.js'
+import { postgresDb } from '../src/adapters/postgres/postgres-js.js'
+import { PostgresSeatStore } from '../src/adapters/postgres/seat-store.js'
+import { RedisClaimGate } from '../src/adapters/redis/claim-gate.js'
+import { connectRedis, whenReady } from '../src/adapters/redis/connect.js'
+import { luaScripts } from '../src/adapters/redis/scripts.js'
+import { createOriginApp } from '../src/origin/app.js'
+import { OriginGate } from '../src/origin/gate.js'
+import { Reconciler } from '../src/origin/reconciler.js'
+import { POOL, statementName } from './postgres.js'
+
+const env = (name: string): string => {
+  const v = process.env[name]
+  if (v === undefined || v === '') throw new Error(`${name} is not set`)
+  return v
+}
+
+/** A Db that counts the statements sent through it, by name (a map's add a statement, nothing else). */
+function countedDb(db: Db, count: Map<string, number>): Db {
+  const wrap = (sql: Sql): Sql => ({
+    query: (text, params) => {
+      const name = statementName(text)
+      count.set(name, (count.get(name) ?? 0) + 1)
+      return sql.query(text, params)
+    },
+  })
+  return { ...wrap(db), transaction: (fn) => db.transaction((tx) => fn(wrap(tx))), close: () => db.close() }
+}
+
+const sent = new Map<string, number>()
+const pool = postgresDb(env('BENCH_DATABASE_URL'), { max: POOL })
+const seats = new PostgresSeatStore(countedDb(pool, sent))
+const redisUrl = process.env.BENCH_REDIS_URL
+const redis = redisUrl ? connectRedis(redisUrl) : undefined
+if (redis !== undefined && !(await whenReady(redis, 5000))) throw new Error(`Redis at ${redisUrl} did not answer`)
+const claimGate = redis === undefined ? undefined : new RedisClaimGate(redis, luaScripts())
+const gate = claimGate === undefined ? undefined : new OriginGate(claimGate, seats)
+const uncounted = new PostgresSeatStore(pool)
+const reconciler =
+  claimGate === undefined ? undefined : new Reconciler({ gate: claimGate, store: uncounted, events: () => uncounted.eventIds() })
+
+const payments = new TestPaymentProvider()
+const app = createOriginApp({
+  seats,
+  payments,
+  gate,
+  reconciler,
+  admission: {
+    jwksUrl: 'http://127.0.0.1:1/.well-known/jwks.json',
+    issuer: env('BENCH_ISSUER'),
+    audience: env('BENCH_AUDIENCE'),
+    keys: createLocalJWKSet(JSON.parse(env('BENCH_JWKS')) as JSONWebKeySet),
+  },
+})
+
+const json = (body: unknown) => new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json' } })
+
+async function benchRoute(req: Request, path: string): Promise<Response> {
+  if (path === '/bench/health') return json({ ok: true })
+  if (path === '/bench/statements')
+    return json({
+      statements: [...sent.values()].reduce((a, b) => a + b, 0),
+      byName: Object.fromEntries(sent),
+      charges: payments.charges.length,
+    })
+  const ready = /^\/bench\/ready\/([\w.-]+)$/.exec(path)
+  if (ready !== null && req.method === 'POST') {
+    await reconciler?.run()
+    await gate?.prepare(ready[1] as string)
+    return json({ ok: true, gate: gate?.stats ?? null })
+  }
+  return new Response('not a bench route', { status: 404 })
+}
+
+const server = serve({
+  hostname: '127.0.0.1',
+  port: Number(env('BENCH_PORT')),
+  fetch: (req) => {
+    // The path without parsing the URL: a bench route is rare, and the claims' path stays as it is.
+    const at = req.url.indexOf('/bench/', 8)
+    if (at !== -1 && req.url.indexOf('/', 8) === at) return benchRoute(req, req.url.slice(at).split('?')[0] as string)
+    return app.fetch(req)
+  },
+})
+
+process.once('SIGTERM', () => {
+  server.close()
+  void Promise.allSettled([pool.close()]).finally(() => {
+    redis?.disconnect()
+    process.exit(0)
+  })
+})
