@@ -31,19 +31,60 @@ const entriesOf = (raw: RawEntry[] | null | undefined): LaneEntry[] => (raw ?? [
 /** The event named by an answers channel (`anteroom:{lane:<event>}:done`). */
 const eventOfChannel = (channel: string) => /^anteroom:\{lane:(.*)\}:done$/.exec(channel)?.[1]
 
+/** Most claims in one call. */
+const MAX_BATCH = 200
+
+/** Runs fn after the current turn of the event loop: setImmediate on Node, a zero timer elsewhere. */
+const nextTurn: (fn: () => void) => void = typeof setImmediate === 'function' ? (fn) => setImmediate(fn) : (fn) => setTimeout(fn, 0)
+
+interface SubmitBatch {
+  event: string
+  ttlMs: number
+  claims: { claim: LaneClaim; resolve: (id: string) => void; reject: (err: unknown) => void }[]
+}
+
 export class RedisClaimLane implements ClaimLane, LaneConsumer {
+  private readonly batches = new Map<string, SubmitBatch>()
+
   constructor(
     private readonly redis: RedisClient,
     private readonly scripts: Scripts,
   ) {}
 
-  async submit(event: string, claim: LaneClaim, ttlMs: number): Promise<string> {
-    const k = laneKeys(event)
-    const pending: LaneAnswer = { claim: claim.id, holder: claim.holder, status: 'pending' }
-    const entry = JSON.stringify({ k: 'claim', c: claim })
-    return (await storeCall(() =>
-      runScript(this.redis, this.scripts.laneSubmit, [k.claims, k.answers], [claim.id, JSON.stringify(pending), ttlMs, entry]),
-    )) as string
+  /**
+   * Claims that arrive together (same event and answer lifetime) wait for the end of the current turn of
+   * the event loop and go to Redis as one EVALSHA, in the order they came: a rush is a few commands.
+   */
+  submit(event: string, claim: LaneClaim, ttlMs: number): Promise<string> {
+    const key = `${event}|${ttlMs}`
+    let batch = this.batches.get(key)
+    if (batch === undefined || batch.claims.length >= MAX_BATCH) {
+      batch = { event, ttlMs, claims: [] }
+      this.batches.set(key, batch)
+      const flushing = batch
+      nextTurn(() => {
+        if (this.batches.get(key) === flushing) this.batches.delete(key)
+        void this.send(flushing)
+      })
+    }
+    return new Promise((resolve, reject) => batch.claims.push({ claim, resolve, reject }))
+  }
+
+  private async send(batch: SubmitBatch): Promise<void> {
+    const k = laneKeys(batch.event)
+    const args: (string | number)[] = [batch.ttlMs]
+    for (const { claim } of batch.claims) {
+      const pending: LaneAnswer = { claim: claim.id, holder: claim.holder, status: 'pending' }
+      args.push(claim.id, JSON.stringify(pending), JSON.stringify({ k: 'claim', c: claim }))
+    }
+    let ids: string[]
+    try {
+      ids = (await storeCall(() => runScript(this.redis, this.scripts.laneSubmit, [k.claims, k.answers], args))) as string[]
+    } catch (err) {
+      for (const c of batch.claims) c.reject(err)
+      return
+    }
+    for (const [i, c] of batch.claims.entries()) c.resolve(ids[i] as string)
   }
 
   async note(event: string, note: LaneNote): Promise<void> {
