@@ -10,8 +10,9 @@
 //
 // Round kinds (CROWD_VARIANTS; measureCrowd takes another list): 'gate' (the claim gate on Redis, as
 // production runs) on both paths, with 2,000 doomed claims after each rush; 'no gate' (PostgreSQL
-// alone, another origin process) directly. A variant may seed its events with more settings (`seed`):
-// that is how an event chooses the ordered lane (issue #32 part 2): { name: 'lane', ..., seed: {...} }.
+// alone, another origin process) directly. A variant names its origin process (shared by name, started
+// with `originEnv`) and may seed its events with more settings (`seed`): that is where a 'lane' kind
+// (issue #32 part 2) says its events take the ordered lane; one more entry in the list, no more.
 // Each round has a fresh event. Packages (2,000 for 40 rooms x 2 nights) run for variants that ask.
 //   Baseline: 2,000 concurrent single-row conditional UPDATEs (CEILING_SQL) through a pool of the bench's.
 //   Targets (correctness): exactly 40 seats held, no 5xx or deadlock, sold = tickets = paid = 40, doomed
@@ -41,9 +42,16 @@ const P99_TARGET_MS = 180
 export interface CrowdVariant {
   /** Its name in the rows, notes and results: 'gate', 'no gate', 'lane'. */
   name: string
-  /** The origin process it runs on: with the claim gate on Redis, or PostgreSQL alone. */
-  origin: 'gate' | 'no gate'
-  /** Also through the Node edge (gate origins only: the edge is in front of that one). */
+  /**
+   * The name of the origin process it runs on (bench/booking-origin.ts): variants naming the same one
+   * share it, and the first to name it says how it starts (gate, originEnv).
+   */
+  origin: string
+  /** Whether that origin has the claim gate on Redis (else PostgreSQL alone). */
+  gate: boolean
+  /** More environment for that origin's process (a lane's settings, say). */
+  originEnv?: Record<string, string>
+  /** Also through a Node edge in front of that origin (started once per origin). */
   edge: boolean
   /** Also 2,000 packages for 40 rooms x 2 nights, directly. */
   packages: boolean
@@ -54,8 +62,8 @@ export interface CrowdVariant {
 }
 
 export const CROWD_VARIANTS: readonly CrowdVariant[] = [
-  { name: 'gate', origin: 'gate', edge: true, packages: true, target: true },
-  { name: 'no gate', origin: 'no gate', edge: false, packages: false, target: false },
+  { name: 'gate', origin: 'gate', gate: true, edge: true, packages: true, target: true },
+  { name: 'no gate', origin: 'no gate', gate: false, edge: false, packages: false, target: false },
 ]
 
 /** The edge's room: everybody is let in at once, for an hour. */
@@ -88,10 +96,12 @@ export async function measureCrowd(
   )
   const profileDir = SETTINGS.profile ? 'bench/out/profiles' : undefined
   const started: Child[] = []
-  const origins = new Map<CrowdVariant['origin'], Origin>()
+  const origins = new Map<string, Origin>()
   const ceilingDb = pg.open(POOL)
   try {
-    for (const kind of new Set(variants.map((v) => v.origin))) {
+    for (const first of variants) {
+      const kind = first.origin
+      if (origins.has(kind)) continue
       const port = await freePort()
       const child = await startChild({
         name: `booking origin (${kind})`,
@@ -102,37 +112,38 @@ export async function measureCrowd(
         env: {
           BENCH_PORT: String(port),
           BENCH_DATABASE_URL: pg.url,
-          ...(kind === 'gate' ? { BENCH_REDIS_URL: pg.gateUrl } : {}),
+          ...(first.gate ? { BENCH_REDIS_URL: pg.gateUrl } : {}),
+          ...first.originEnv,
           BENCH_JWKS: JSON.stringify(tokens.jwks()),
           BENCH_ISSUER: ISSUER,
           BENCH_AUDIENCE: AUDIENCE,
         },
       })
       started.push(child)
-      origins.set(kind, { child, gated: kind === 'gate' })
+      origins.set(kind, { child, gated: first.gate })
     }
     const crowds = new Map<string, Crowd>()
     for (const [kind, origin] of origins) crowds.set(`${kind}/direct`, directCrowd(origin.child, signed, pg.gatePid))
-    const gateOrigin = origins.get('gate')
-    if (gateOrigin !== undefined && variants.some((v) => v.edge)) {
+    for (const kind of new Set(variants.filter((v) => v.edge).map((v) => v.origin))) {
+      const origin = origins.get(kind) as Origin
       // The edge's store on the gate's redis-server, in another database (its keys apart from the gate's).
       const edge = await startEdge(
-        { origin: gateOrigin.child, redisServer: { url: `${pg.gateUrl}/1` }, profileDir },
-        'edge (sale)',
+        { origin: origin.child, redisServer: { url: `${pg.gateUrl}/1` }, profileDir },
+        `edge (in front of ${kind})`,
         [SALE_ROOM],
         { ANTEROOM_SIGNING_KEYS: JSON.stringify([jwk]), ANTEROOM_ISSUER: ISSUER, ANTEROOM_AUDIENCE: AUDIENCE },
       )
       started.push(edge)
-      log(`2,000 for 40: admitting ${CROWD} visitors through the edge`)
+      log(`2,000 for 40: admitting ${CROWD} visitors through the edge in front of ${kind}`)
       const { cookies } = await admitFresh(edge.url, `${admissionCookieName(ROOM)}=`, CROWD, ROOM)
-      crowds.set('gate/edge', edgeCrowd(edge, gateOrigin.child, cookies, pg.gatePid))
+      crowds.set(`${kind}/edge`, edgeCrowd(edge, origin.child, cookies, pg.gatePid))
     }
 
     type Plan = { variant: CrowdVariant; path: 'direct' | 'edge'; packages: boolean }
     const plans: Plan[] = []
     for (const variant of variants) {
       plans.push({ variant, path: 'direct', packages: false })
-      if (variant.edge && variant.origin === 'gate') plans.push({ variant, path: 'edge', packages: false })
+      if (variant.edge) plans.push({ variant, path: 'edge', packages: false })
       if (variant.packages) plans.push({ variant, path: 'direct', packages: true })
     }
     const label = (p: Plan) => `${p.variant.name}, ${p.path}${p.packages ? ', packages' : ''}`
@@ -284,6 +295,22 @@ function report(
       ratio: '-',
       target: 'info',
       met: null,
+    })
+  }
+  // The floor of each path: the same 2,000 connections and burst, a GET of a route outside the app.
+  for (const path of ['direct', 'edge'] as const) {
+    const rs = [...measured.entries()].filter(([p]) => p.path === path).flatMap(([, rs]) => rs.filter((r) => r.floor))
+    if (rs.length === 0) continue
+    const f = (g: (x: NonNullable<CrowdRound['floor']>) => number) => med(rs, (r) => g(r.floor as NonNullable<CrowdRound['floor']>))
+    rows.push({
+      id: `crowd_floor_${path}`,
+      measurement: `7. the floor, ${path === 'edge' ? 'through the edge' : 'direct'}: 2,000 GETs of a route outside the origin's app, p99 (p50 ${msText(f((x) => x.p50))})`,
+      value: msText(f((x) => x.p99)),
+      baseline: '-',
+      ratio: '-',
+      target: 'info',
+      met: null,
+      cpu: `a request: wrk ${f((x) => x.cpuUs.wrk ?? Number.NaN).toFixed(0)} µs${path === 'edge' ? ` edge ${f((x) => x.cpuUs.edge ?? Number.NaN).toFixed(0)} µs` : ''} origin ${f((x) => x.cpuUs.origin ?? Number.NaN).toFixed(0)} µs`,
     })
   }
   const doomedDirect = [...measured.entries()].filter(([p]) => p.path === 'direct').flatMap(([, rs]) => rs.filter((r) => r.doomed))
