@@ -117,7 +117,7 @@ describe('the festival weekend on the PostgreSQL server', () => {
     const allocators =
       redis === undefined
         ? undefined
-        : buildAllocators({
+        : await buildAllocators({
             events: [event],
             db: pool.db,
             redis,

@@ -100,7 +100,7 @@ describe('an allocator killed with claims pending', () => {
       expect(batch).toBeGreaterThan(0)
 
       // Another allocator, once the dead one's lease has run out.
-      const second = rig.allocator(event, { leaseMs: 1000 }).start()
+      const second = (await rig.allocator(event, { leaseMs: 1000 })).start()
       const all = await answers
       expect(all.map((a) => a.status).filter((s) => s !== 201 && s !== 409)).toEqual([])
       expect(second.stats.takenOver).toBeGreaterThan(0)

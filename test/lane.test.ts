@@ -116,7 +116,7 @@ describe('the ordered lane', () => {
     expect((await rig.send('GET', sent[0]!.headers.get('location') as string, 'someone-else')).status).toBe(404)
 
     const order = await laneOrder(rig, event)
-    const a = rig.allocator(event)
+    const a = await rig.allocator(event)
     await drain(a, rig, event)
     const answers = await Promise.all(visitors.map((_, i) => poll(i)))
     const byClaim = new Map(sent.map((s, i) => [s.body.claim.id as string, { i, answer: answers[i]! }]))
@@ -142,15 +142,16 @@ describe('the ordered lane', () => {
     const { event, rig } = await sale({ seats: false, items: [{ id: 'ga', quantity: 10, buckets: 2 }], waitMs: 60_000 })
     // What the allocator reads, in the order it reads it (the stream's: the stream is trimmed as it goes).
     const read: string[] = []
+    const own = await rig.lane.dedicated()
     const recording: LaneConsumer = {
-      ...bind(rig.lane),
+      ...bind(own.lane),
       read: async (...args) => {
-        const entries = await rig.lane.read(...args)
+        const entries = await own.lane.read(...args)
         for (const e of entries) if (e.kind === 'claim') read.push(e.claim.holder)
         return entries
       },
     }
-    const a = rig.allocator(event, { lane: recording }).start()
+    const a = (await rig.allocator(event, { lane: recording })).start()
     const visitors = Array.from({ length: 60 }, (_, i) => `w${i}`)
     const sent = await Promise.all(
       visitors.map((v) => rig.send('POST', `/events/${event}/holds`, v, { items: [{ item: 'ga', quantity: 1 }] })),
@@ -160,12 +161,14 @@ describe('the ordered lane', () => {
     // The ten holds are the first ten claims of the lane, every later one is short.
     expect(read.map((v) => status.get(v))).toEqual([...read.slice(0, 10).map(() => 201), ...read.slice(10).map(() => 409)])
     expect(a.stats.refused).toBe(50)
+    await a.stop()
+    own.close()
   })
 
   it('learns releases and sales through the lane, and expiries on its own clock', async () => {
     const clock = new ManualClock(Date.now())
     const { event, rig } = await sale({})
-    rig.allocator(event, { clock: () => clock.now() }).start()
+    ;(await rig.allocator(event, { clock: () => clock.now() })).start()
     const first = await rig.send('POST', `/events/${event}/holds`, 'r1', { seats: ['A1'] })
     expect(first.status).toBe(201)
     expect((await rig.send('POST', `/events/${event}/holds`, 'r2', { seats: ['A1'] })).status).toBe(409)

@@ -36,6 +36,7 @@ import {
   POOL,
   sampleActivity,
 } from '../postgres.js'
+import { laneHotSeat } from './lane.js'
 
 /** Concurrent workers (visitors). */
 const WORKERS = 50
@@ -129,7 +130,14 @@ export async function measureClaims(pg: BookingDatabase): Promise<Measured> {
   const prepared = pg.openPrepared(POOL)
   const hotPreparedTarget: LoadTarget = { name: 'pg hot-seat claims, prepared statements (what-if)', step: hotStep(prepared) }
   const spreadPreparedTarget: LoadTarget = { name: 'pg spread claims, prepared statements (what-if)', step: spreadStep(prepared) }
-  const m6 = await compareLoads([ceilingTarget, hotTarget, hotGatedTarget, spreadTarget, hotPreparedTarget, spreadPreparedTarget], pg)
+  // The ordered lane (bench/measure/lane.ts): one allocator in this process, the lane on the gate's redis-server.
+  const laneTarget = await laneHotSeat(db, pg.gateUrl, WORKERS)
+  const m6 = await compareLoads(
+    [ceilingTarget, hotTarget, hotGatedTarget, laneTarget, spreadTarget, hotPreparedTarget, spreadPreparedTarget],
+    pg,
+  )
+  await laneTarget.stop()
+  const laneAgg = m6.get(laneTarget.name) as LoadAggregate
   const hotGated = m6.get(hotGatedTarget.name) as LoadAggregate
   const doomedPerClaim = gatedDoomed.statements / Math.max(1, gatedDoomed.attempts)
   await pg.close(prepared)
@@ -161,10 +169,12 @@ export async function measureClaims(pg: BookingDatabase): Promise<Measured> {
     `p99 ${msText(a.latencyMs.p99)}, outcomes ${JSON.stringify(a.outcomes)}, cores busy: node ${a.cores.node.toFixed(2)}, postgres ${a.cores.postgres.toFixed(2)}`
   notes.push(
     `booking claims (${WORKERS} concurrent workers, pool of ${POOL}, ${SETTINGS.segmentSeconds} s × 2 segments each, palindromic), on ${cpus().length} cores:\n` +
-      [ceiling, hotAgg, hotGated, spreadAgg, hotPrepared, spreadPrepared]
+      [ceiling, hotAgg, hotGated, laneAgg, spreadAgg, hotPrepared, spreadPrepared]
         .map((a) => `  ${pct(a)}${a === ceiling ? '' : `; ratio to the ceiling ${(a.perSecond / ceiling.perSecond).toFixed(3)}`}`)
         .join('\n') +
       `\n  through the claim gate: ${fmtInt(gatedDoomed.attempts)} attempts refused at the gate sent ${gatedDoomed.statements} statements to PostgreSQL.` +
+      `\n  through the ordered lane: the allocator decided ${fmtInt(laneTarget.allocator.stats.claims)} claims in ${fmtInt(laneTarget.allocator.stats.batches)} batches, ` +
+      `refused ${fmtInt(laneTarget.allocator.stats.refused)} from its stock in memory, wrote ${fmtInt(laneTarget.allocator.stats.written)} (overruled by PostgreSQL: ${laneTarget.allocator.stats.overruled}).` +
       '\n  "prepared statements (what-if)": a bench-local Db (preparedDb in bench/postgres.ts): one pool of 10 with { prepare: true } and ' +
       "the driver's own sql.begin(), the design that raised UNSAFE_TRANSACTION under load. Production (postgresDb) now prepares every " +
       'statement too, with transactions on connections of their own (src/adapters/postgres/postgres-js.ts); this row is kept for comparison.',
@@ -206,6 +216,15 @@ export async function measureClaims(pg: BookingDatabase): Promise<Measured> {
         met: hotGated.perSecond >= ceiling.perSecond,
       },
       {
+        id: 'lane_hot_seat_claims_vs_ceiling',
+        measurement: `6. hot-seat claims through the ordered lane, ${WORKERS} visitors on 1 seat`,
+        value: `${fmtInt(laneAgg.perSecond)} attempts/s`,
+        baseline: ceilingText,
+        ratio: ratio(laneAgg.perSecond, ceiling.perSecond),
+        target: '≥ 2.0',
+        met: laneAgg.perSecond >= 2 * ceiling.perSecond,
+      },
+      {
         id: 'gated_doomed_statements',
         measurement: '6. database statements per claim the gate refused',
         value: doomedPerClaim.toFixed(3),
@@ -234,7 +253,8 @@ export async function measureClaims(pg: BookingDatabase): Promise<Measured> {
         warmupSeconds: WARMUP_SECONDS,
         segmentSeconds: SETTINGS.segmentSeconds,
       },
-      claims: Object.fromEntries([ceiling, hotAgg, hotGated, spreadAgg, hotPrepared, spreadPrepared].map((a) => [a.name, a])),
+      claims: Object.fromEntries([ceiling, hotAgg, hotGated, laneAgg, spreadAgg, hotPrepared, spreadPrepared].map((a) => [a.name, a])),
+      lane: laneTarget.allocator.stats,
       gatedDoomed,
       diagnoses,
     },

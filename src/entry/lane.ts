@@ -25,17 +25,28 @@ export interface AllocatorsOptions {
 }
 
 /** One started allocator per event; stop() stops them all and lets their leases go. */
-export function buildAllocators(o: AllocatorsOptions) {
-  const lane = new RedisClaimLane(o.redis, luaScripts())
+export async function buildAllocators(o: AllocatorsOptions) {
+  const shared = new RedisClaimLane(o.redis, luaScripts())
   const store = new PostgresSeatStore(o.db)
   const batches = new PostgresLaneStore(o.db)
-  const allocators = o.events.map((event) =>
-    new Allocator({ event, lane, store, batches, stock: new MemoryClaimGate(o.more?.clock), log: o.log, ...o.more }).start(),
+  // Each allocator reads on a connection of its own: a blocking read holds up its connection.
+  const lanes = await Promise.all(o.events.map(() => shared.dedicated()))
+  const allocators = o.events.map((event, i) =>
+    new Allocator({
+      event,
+      lane: (lanes[i] as Awaited<ReturnType<typeof shared.dedicated>>).lane,
+      store,
+      batches,
+      stock: new MemoryClaimGate(o.more?.clock),
+      log: o.log,
+      ...o.more,
+    }).start(),
   )
   return {
     allocators,
     async stop() {
       await Promise.all(allocators.map((a) => a.stop()))
+      for (const l of lanes) l.close()
     },
   }
 }
@@ -60,7 +71,7 @@ async function main(): Promise<void> {
   const env = laneEnv(process.env)
   const db = postgresDb(env.databaseUrl)
   const redis = connectRedis(env.redisUrl, (err) => log('lane_redis_error', { message: err.message }))
-  const running = buildAllocators({ events: env.events, db, redis, log })
+  const running = await buildAllocators({ events: env.events, db, redis, log })
   log('lane_allocators', { events: env.events })
   const stop = async () => {
     await running.stop()

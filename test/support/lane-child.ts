@@ -16,7 +16,7 @@ const stopHere = (at: string) => async (claims: LaneClaim[]) => {
 }
 const redis = connectRedis(env.redisUrl)
 await whenReady(redis, 5000)
-buildAllocators({
+await buildAllocators({
   events: env.events,
   db: postgresDb(env.databaseUrl, { max: 2 }),
   redis,

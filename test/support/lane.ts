@@ -21,7 +21,7 @@ export interface LaneRig {
   seats: PostgresSeatStore
   redis: RedisClient
   /** An allocator for an event on this rig's database and Redis (not started). */
-  allocator(event: string, o?: Partial<AllocatorOptions>): Allocator
+  allocator(event: string, o?: Partial<AllocatorOptions>): Promise<Allocator>
   /** A request as a visitor, with their admission token. */
   // biome-ignore lint/suspicious/noExplicitAny: answers are read field by field
   send(method: string, path: string, visitor: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }>
@@ -57,7 +57,7 @@ export async function laneRig(o: {
     lane: origin,
   })
   const batches = new PostgresLaneStore(o.db)
-  const allocators: Allocator[] = []
+  const allocators: { a: Allocator; close: () => void }[] = []
   const tokenCache = new Map<string, Promise<string>>()
   const tokenFor = (visitor: string) => {
     let t = tokenCache.get(visitor)
@@ -76,9 +76,19 @@ export async function laneRig(o: {
     origin,
     seats,
     redis,
-    allocator(event, more = {}) {
-      const a = new Allocator({ event, lane, store: seats, batches, blockMs: 50, stock: new MemoryClaimGate(more.clock), ...more })
-      allocators.push(a)
+    async allocator(event, more = {}) {
+      // A connection of its own, as in production: its blocking reads would hold up the origin's claims.
+      const own = await lane.dedicated()
+      const a = new Allocator({
+        event,
+        lane: own.lane,
+        store: seats,
+        batches,
+        blockMs: 50,
+        stock: new MemoryClaimGate(more.clock),
+        ...more,
+      })
+      allocators.push({ a, close: own.close })
       return a
     },
     async send(method, path, visitor, body) {
@@ -88,7 +98,8 @@ export async function laneRig(o: {
       return { status: res.status, body: await res.json(), headers: res.headers }
     },
     async close() {
-      await Promise.all(allocators.map((a) => a.stop()))
+      await Promise.all(allocators.map(({ a }) => a.stop()))
+      for (const { close } of allocators) close()
       await origin.close()
       redis.disconnect()
     },

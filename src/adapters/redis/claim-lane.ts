@@ -87,6 +87,18 @@ export class RedisClaimLane implements ClaimLane, LaneConsumer {
     for (const [i, c] of batch.claims.entries()) c.resolve(ids[i] as string)
   }
 
+  /**
+   * The same lane on a connection of its own, for an allocator: its blocking reads (XREADGROUP BLOCK)
+   * hold up every later command on their connection, the origin's claims included.
+   */
+  async dedicated(): Promise<{ lane: RedisClaimLane; close: () => void }> {
+    const client = (this.redis as Redis).duplicate()
+    client.on('error', () => {})
+    // Not ready within the wait: the allocator's steps fail and are tried again until it is.
+    await whenReady(client, 2000)
+    return { lane: new RedisClaimLane(client, this.scripts), close: () => client.disconnect() }
+  }
+
   async note(event: string, note: LaneNote): Promise<void> {
     await storeCall(() =>
       this.redis.xadd(
