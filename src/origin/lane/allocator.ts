@@ -89,6 +89,8 @@ export class Allocator {
   /** When the lease was last taken or renewed (performance.now()). */
   private leasedAt = 0
   private stopped = false
+  /** The last batch's settle, in flight. */
+  private settling: Promise<void> | undefined
   private loop: Promise<void> | undefined
 
   constructor(private readonly o: AllocatorOptions) {
@@ -120,6 +122,7 @@ export class Allocator {
   async stop(): Promise<void> {
     this.stopped = true
     await this.loop
+    await this.settling?.catch(() => {})
     await this.o.lane.unlease(this.o.event, this.consumer).catch(() => {})
   }
 
@@ -130,6 +133,12 @@ export class Allocator {
   async step(): Promise<number> {
     const { event, lane } = this.o
     const leaseMs = this.o.leaseMs ?? 3000
+    // The last batch's answers may still be on their way (see decide): a plain read goes out behind them
+    // on the same connection; anything else waits for them first.
+    const settling = this.settling
+    this.settling = undefined
+    const plainRead = this.leading && performance.now() - this.leasedAt < leaseMs / 3
+    if (!plainRead) await settling
     // The lease is renewed a third of the way through (not every batch: a round trip less per batch).
     if (!this.leading || performance.now() - this.leasedAt >= leaseMs / 3) {
       const at = performance.now()
@@ -156,7 +165,14 @@ export class Allocator {
         return pending.length
       }
     }
-    const entries = await lane.read(event, this.consumer, count, this.o.blockMs ?? 200)
+    const reading = lane.read(event, this.consumer, count, this.o.blockMs ?? 200)
+    if (plainRead && settling !== undefined) {
+      // A failed settle leaves its batch pending on this consumer: the next step decides it again,
+      // with whatever this read took, from its own pending entries in order.
+      reading.catch(() => {})
+      await settling
+    }
+    const entries = await reading
     if (entries.length > 0) {
       await this.decide(entries)
       return entries.length
@@ -237,14 +253,20 @@ export class Allocator {
       answers.set(claim.id, { claim: claim.id, holder: claim.holder, outcome })
     }
     const ordered = entries.flatMap((e) => (e.kind === 'claim' ? [answers.get(e.claim.id) as LaneAnswer] : []))
-    await lane.settle(
+    // Not awaited here: the next step's read goes out right behind it (one round trip less per batch).
+    this.settling = lane.settle(
       event,
       entries.map((e) => e.id),
       ordered,
       this.o.answerTtlMs ?? 600_000,
     )
     // Memory and the database disagreed (a claim memory did not know, or one it had wrong): reload.
-    if (wrong) await this.resync(false)
+    if (wrong) {
+      const settling = this.settling
+      this.settling = undefined
+      await settling
+      await this.resync(false)
+    }
   }
 }
 
