@@ -2,7 +2,8 @@
 // over PostgreSQL (a pool of POOL) with the claim gate on Redis, served by @hono/node-server on
 // 127.0.0.1:BENCH_PORT, as src/entry/booking.ts builds it, less the demo events and the metrics.
 // Settings (environment): BENCH_PORT, BENCH_DATABASE_URL, BENCH_REDIS_URL (unset: no claim gate,
-// PostgreSQL alone), BENCH_JWKS (the edge's public key set, JSON: the same keys the edge's
+// PostgreSQL alone), BENCH_LANE=1 (with BENCH_REDIS_URL: every event's claims go through its ordered
+// lane, src/origin/lane, and /bench/ready/:event starts the event's allocator in this process), BENCH_JWKS (the edge's public key set, JSON: the same keys the edge's
 // /.well-known/jwks.json serves, without a fetch), BENCH_ISSUER, BENCH_AUDIENCE.
 //
 // Three bench-only routes, outside the origin's app:
@@ -11,19 +12,25 @@
 //                                 origin's claim path sent so far, by SQL file (a counter around its Db;
 //                                 the reconciler's reads are not counted), and the test provider's charges
 //   POST /bench/ready/:event      the reconciler's run (the gate built for a new event, as at start)
-//                                 and the event's seat layout loaded into the gate's cache
+//                                 and the event's seat layout loaded into the gate's cache; with the
+//                                 lane, the event's allocator started (its writes counted, its reads not)
 // The reconciler runs only when asked: on its timer it would add its CPU to the doomed claims' figures.
 import { serve } from '@hono/node-server'
 import { createLocalJWKSet, type JSONWebKeySet } from 'jose'
+import { MemoryClaimGate } from '../src/adapters/memory/claim-gate.js'
 import { TestPaymentProvider } from '../src/adapters/payments/test-provider.js'
 import type { Db, Sql } from '../src/adapters/postgres/db.js'
+import { PostgresLaneStore } from '../src/adapters/postgres/lane-store.js'
 import { postgresDb } from '../src/adapters/postgres/postgres-js.js'
 import { PostgresSeatStore } from '../src/adapters/postgres/seat-store.js'
 import { RedisClaimGate } from '../src/adapters/redis/claim-gate.js'
+import { RedisClaimLane } from '../src/adapters/redis/claim-lane.js'
 import { connectRedis, whenReady } from '../src/adapters/redis/connect.js'
 import { luaScripts } from '../src/adapters/redis/scripts.js'
 import { createOriginApp } from '../src/origin/app.js'
 import { OriginGate } from '../src/origin/gate.js'
+import { Allocator } from '../src/origin/lane/allocator.js'
+import { OriginLane } from '../src/origin/lane/client.js'
 import { Reconciler } from '../src/origin/reconciler.js'
 import { POOL, statementName } from './postgres.js'
 
@@ -57,11 +64,24 @@ const uncounted = new PostgresSeatStore(pool)
 const reconciler =
   claimGate === undefined ? undefined : new Reconciler({ gate: claimGate, store: uncounted, events: () => uncounted.eventIds() })
 
+const claimLane = redis !== undefined && process.env.BENCH_LANE === '1' ? new RedisClaimLane(redis, luaScripts()) : undefined
+const lane = claimLane === undefined ? undefined : await new OriginLane({ lane: claimLane, events: () => true }).start()
+const allocators = new Map<string, Allocator>()
+/** The event's allocator, on a connection of its own (started once). */
+async function allocate(event: string): Promise<void> {
+  if (claimLane === undefined || allocators.has(event)) return
+  const own = await claimLane.dedicated()
+  const stock = new MemoryClaimGate()
+  const batches = new PostgresLaneStore(countedDb(pool, sent))
+  allocators.set(event, new Allocator({ event, lane: own.lane, store: uncounted, batches, stock }).start())
+}
+
 const payments = new TestPaymentProvider()
 const app = createOriginApp({
   seats,
   payments,
   gate,
+  lane,
   reconciler,
   admission: {
     jwksUrl: 'http://127.0.0.1:1/.well-known/jwks.json',
@@ -85,6 +105,7 @@ async function benchRoute(req: Request, path: string): Promise<Response> {
   if (ready !== null && req.method === 'POST') {
     await reconciler?.run()
     await gate?.prepare(ready[1] as string)
+    await allocate(ready[1] as string)
     return json({ ok: true, gate: gate?.stats ?? null })
   }
   return new Response('not a bench route', { status: 404 })

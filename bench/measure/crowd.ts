@@ -64,6 +64,9 @@ export interface CrowdVariant {
 export const CROWD_VARIANTS: readonly CrowdVariant[] = [
   { name: 'gate', origin: 'gate', gate: true, edge: true, packages: true, target: true },
   { name: 'no gate', origin: 'no gate', gate: false, edge: false, packages: false, target: false },
+  // The ordered lane (issue #32 part 2): every event of that origin takes it, one allocator a round's event
+  // in the origin's process (bench/booking-origin.ts, BENCH_LANE).
+  { name: 'lane', origin: 'lane', gate: true, originEnv: { BENCH_LANE: '1' }, edge: false, packages: true, target: true },
 ]
 
 /** The edge's room: everybody is let in at once, for an hour. */

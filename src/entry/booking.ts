@@ -12,14 +12,17 @@ import { PostgresSeatStore } from '../adapters/postgres/seat-store.js'
 import { seedEvent } from '../adapters/postgres/seed.js'
 import { promExporter } from '../adapters/prom/exporter.js'
 import { RedisClaimGate } from '../adapters/redis/claim-gate.js'
+import { RedisClaimLane } from '../adapters/redis/claim-lane.js'
 import { connectRedis, type RedisClient, whenReady } from '../adapters/redis/connect.js'
 import { luaScripts } from '../adapters/redis/scripts.js'
 import { requestIdOf } from '../http/request-id.js'
 import { createOriginApp } from '../origin/app.js'
 import { OriginGate } from '../origin/gate.js'
+import { OriginLane } from '../origin/lane/client.js'
 import { OriginMeters } from '../origin/metrics.js'
 import { Reconciler } from '../origin/reconciler.js'
 import type { ClaimGate } from '../ports/claim-gate.js'
+import { buildAllocators } from './lane.js'
 
 export interface BookingOptions {
   /** postgres:// URL; unset: embedded PGlite in memory. */
@@ -51,6 +54,11 @@ export interface BookingOptions {
   metrics?: { tokens: readonly string[] }
   /** A request header whose value is the request's id in log lines; unset: ids are made. */
   requestIdHeader?: string
+  /**
+   * Events sold through the ordered lane (src/origin/lane; needs redisUrl), each with its allocator in
+   * this process; unset or empty: none (claims go to PostgreSQL one by one).
+   */
+  laneEvents?: readonly string[]
 }
 
 export async function buildBooking(o: BookingOptions) {
@@ -98,6 +106,14 @@ export async function buildBooking(o: BookingOptions) {
   await reconciler.run()
   reconciler.start()
   meters?.watch(gate, reconciler)
+  const laneEvents = new Set(o.laneEvents ?? [])
+  if (laneEvents.size > 0 && redis === undefined) throw new TypeError('laneEvents: the ordered lane needs Redis (redisUrl)')
+  const lane =
+    redis === undefined || laneEvents.size === 0
+      ? undefined
+      : await new OriginLane({ lane: new RedisClaimLane(redis, luaScripts()), events: (e) => laneEvents.has(e), log: o.log }).start()
+  const allocators =
+    redis === undefined || laneEvents.size === 0 ? undefined : await buildAllocators({ events: [...laneEvents], db, redis, log: o.log })
   const app = createOriginApp({
     seats,
     payments: new TestPaymentProvider(),
@@ -105,6 +121,7 @@ export async function buildBooking(o: BookingOptions) {
     endSessionOnPurchase: o.endSessionOnPurchase ?? true,
     gate,
     reconciler,
+    lane,
     log: o.log,
     requestId: (c) => requestIdOf(c, o.requestIdHeader),
     meters,
@@ -122,6 +139,8 @@ export async function buildBooking(o: BookingOptions) {
     async close() {
       clearInterval(sweeper)
       await reconciler.stop()
+      await allocators?.stop()
+      await lane?.close()
       redis?.disconnect()
       await seats.close()
     },
