@@ -146,8 +146,7 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
   // the database. Whatever passes the gate is verified, then decided by PostgreSQL.
   app.post('/events/:event/holds', jsonBodies(), async (c) => {
     const token = c.req.header(ADMISSION_HEADER)
-    // A lane event's claims skip the gate: the allocator's stock answers the doomed ones.
-    const peeked = gate === undefined || deps.lane?.on(c.req.param('event') ?? '') ? undefined : peekAdmission(token)
+    const peeked = gate === undefined ? undefined : peekAdmission(token)
     const event = await store.event(c.req.param('event') ?? '')
     if (peeked === undefined || event === undefined || event.room !== peeked.room) {
       const checked = await verify(token)
@@ -230,7 +229,7 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
     try {
       const lane = deps.lane?.on(event.id) ? deps.lane : undefined
       outcome = lane
-        ? await lane.hold({ event: event.id, holder: admission.sub, seats, items })
+        ? await lane.hold({ event: event.id, holder: admission.sub, seats, items, id: gated })
         : await store.hold({ event, holder: admission.sub, seats, items, id: gated })
     } catch (err) {
       meters?.hold(event.id, 'error')

@@ -48,9 +48,18 @@ export class OriginLane {
     this.unlisten = undefined
   }
 
-  /** Appends the claim and waits for its answer; a lane it cannot reach is ERR_LANE_UNAVAILABLE (a 503). */
-  async hold(input: { event: string; holder: string; seats: string[]; items: ItemClaim[] }): Promise<HoldOutcome | PendingClaim> {
-    const claim = { id: randomUUID(), holder: input.holder, seats: input.seats, items: input.items }
+  /**
+   * Appends the claim and waits for its answer; a lane it cannot reach is ERR_LANE_UNAVAILABLE (a 503).
+   * `id` is the claim's (and its hold's) id: the one the claim gate marked its units under, if it did.
+   */
+  async hold(input: {
+    event: string
+    holder: string
+    seats: string[]
+    items: ItemClaim[]
+    id?: string
+  }): Promise<HoldOutcome | PendingClaim> {
+    const claim = { id: input.id ?? randomUUID(), holder: input.holder, seats: input.seats, items: input.items }
     let resolve: (answer: LaneAnswer) => void = () => {}
     const answered = new Promise<LaneAnswer>((r) => {
       resolve = r
