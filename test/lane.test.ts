@@ -165,6 +165,35 @@ describe('the ordered lane', () => {
     own.close()
   })
 
+  it('behind the claim gate: doomed claims end at the gate, what passes is decided in the lane under the id the gate marked', async () => {
+    const event = `lane${Date.now().toString(36)}${seq++}`
+    await seedEvent(db, { id: event, name: 'Lane night', room: 'sale', priceCents: 1000, rows: ['A'], seatsPerRow: 4 })
+    const rig = await laneRig({
+      db,
+      redisUrl: inject('redisUrl'),
+      tokens,
+      room: 'sale',
+      laneEvents: [event],
+      gateEvents: [event],
+      waitMs: 60_000,
+    })
+    rigs.push(rig)
+    const a = (await rig.allocator(event)).start()
+    const first = await rig.send('POST', `/events/${event}/holds`, 'g0', { seats: ['A1'] })
+    expect(first.status).toBe(201)
+    const rest = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => rig.send('POST', `/events/${event}/holds`, `g${i + 1}`, { seats: ['A1'] })),
+    )
+    expect(rest.map((r) => r.status)).toEqual(rest.map(() => 409))
+    expect(rest[0]?.body.error.code).toBe('ERR_SEATS_TAKEN')
+    // Only the winner went into the lane; the gate answered the rest.
+    expect(a.stats.claims).toBe(1)
+    // A release reaches both: the seat is claimed again through both.
+    expect((await rig.send('DELETE', `/holds/${first.body.hold.id}`, 'g0')).status).toBe(200)
+    expect((await rig.send('POST', `/events/${event}/holds`, 'g9', { seats: ['A1'] })).status).toBe(201)
+    expect(a.stats.claims).toBe(2)
+  })
+
   it('learns releases and sales through the lane, and expiries on its own clock', async () => {
     const clock = new ManualClock(Date.now())
     const { event, rig } = await sale({})

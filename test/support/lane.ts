@@ -6,13 +6,16 @@ import { TestPaymentProvider } from '../../src/adapters/payments/test-provider.j
 import type { Db } from '../../src/adapters/postgres/db.js'
 import { PostgresLaneStore } from '../../src/adapters/postgres/lane-store.js'
 import { PostgresSeatStore } from '../../src/adapters/postgres/seat-store.js'
+import { RedisClaimGate } from '../../src/adapters/redis/claim-gate.js'
 import { RedisClaimLane } from '../../src/adapters/redis/claim-lane.js'
 import { connectRedis, type RedisClient, whenReady } from '../../src/adapters/redis/connect.js'
 import { luaScripts } from '../../src/adapters/redis/scripts.js'
 import type { AdmissionTokens } from '../../src/core/admission-token.js'
 import { createOriginApp } from '../../src/origin/app.js'
+import { OriginGate } from '../../src/origin/gate.js'
 import { Allocator, type AllocatorOptions } from '../../src/origin/lane/allocator.js'
 import { OriginLane } from '../../src/origin/lane/client.js'
+import { Reconciler } from '../../src/origin/reconciler.js'
 
 export interface LaneRig {
   app: ReturnType<typeof createOriginApp>
@@ -37,6 +40,8 @@ export async function laneRig(o: {
   waitMs?: number
   /** Subscribe to the answers (default true; a Redis that is away cannot be subscribed to). */
   listen?: boolean
+  /** The claim gate on the same Redis in front of the lane, built from PostgreSQL for these events. */
+  gateEvents?: string[]
 }): Promise<LaneRig> {
   const redis = connectRedis(o.redisUrl)
   if (o.listen !== false) await whenReady(redis, 5000)
@@ -45,7 +50,14 @@ export async function laneRig(o: {
   const on = new Set(o.laneEvents)
   const origin = new OriginLane({ lane, events: (e) => on.has(e), waitMs: o.waitMs })
   if (o.listen !== false) await origin.start()
+  let gate: OriginGate | undefined
+  if (o.gateEvents !== undefined) {
+    const claimGate = new RedisClaimGate(redis, luaScripts())
+    gate = new OriginGate(claimGate, seats)
+    await new Reconciler({ gate: claimGate, store: seats, events: async () => o.gateEvents ?? [] }).run()
+  }
   const app = createOriginApp({
+    gate,
     seats,
     payments: new TestPaymentProvider(),
     admission: {
