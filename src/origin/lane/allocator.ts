@@ -175,6 +175,8 @@ export class Allocator {
     const entries = await reading
     if (entries.length > 0) {
       await this.decide(entries)
+      // A note the lane lost (a release appended while Redis was away) is repaired here, under load too.
+      if (this.clock() - this.syncedAt >= (this.o.resyncMs ?? 5000)) await this.resync(false)
       return entries.length
     }
     // A quiet moment: entries another consumer read and never acknowledged (a second allocator that
