@@ -9,12 +9,15 @@ import { PostgresLaneStore } from '../src/adapters/postgres/lane-store.js'
 import { migrate } from '../src/adapters/postgres/migrate.js'
 import { postgresDb } from '../src/adapters/postgres/postgres-js.js'
 import { seedEvent } from '../src/adapters/postgres/seed.js'
+import { RedisClaimLane } from '../src/adapters/redis/claim-lane.js'
 import { laneKeys } from '../src/adapters/redis/keys.js'
+import { luaScripts } from '../src/adapters/redis/scripts.js'
 import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../src/core/admission-token.js'
 import type { Allocator } from '../src/origin/lane/allocator.js'
-import type { LaneConsumer } from '../src/ports/claim-lane.js'
+import type { LaneAnswer, LaneConsumer } from '../src/ports/claim-lane.js'
 import { ManualClock } from './support/clock.js'
 import { type LaneRig, laneRig } from './support/lane.js'
+import { startSingleNodeCluster } from './support/redis-cluster.js'
 import { freePort } from './support/redis-server.js'
 
 let db: Db
@@ -239,6 +242,35 @@ describe('the ordered lane', () => {
     expect(once.map((o) => o.kind)).toEqual(['held', 'held', 'held', 'short'])
     expect(twice).toEqual(once)
     expect(await rig.seats.itemMap(event)).toEqual([{ item: 'ga', name: 'ga', total: 3, free: 0, held: 3, sold: 0 }])
+  })
+
+  it('runs on a Redis Cluster: every script of an event touches one slot ({lane:<event>}), answers are published', async () => {
+    const started = await startSingleNodeCluster()
+    try {
+      const lane = new RedisClaimLane(started.cluster, luaScripts())
+      const heard: LaneAnswer[] = []
+      const unlisten = await lane.listen((_event, answer) => heard.push(answer))
+      const claim = { id: crypto.randomUUID(), holder: 'k1', seats: ['A1'], items: [] }
+      await lane.submit('cl-event', claim, 60_000)
+      expect(await lane.answer('cl-event', claim.id)).toEqual({ claim: claim.id, holder: 'k1', status: 'pending' })
+      await lane.ensureGroup('cl-event')
+      expect(await lane.lease('cl-event', 'me', 1000)).toBe(true)
+      expect(await lane.lease('cl-event', 'other', 1000)).toBe(false)
+      const own = await lane.dedicated()
+      const read = await own.lane.read('cl-event', 'me', 10, 100)
+      expect(read).toEqual([{ id: read[0]?.id, kind: 'claim', claim }])
+      const decided: LaneAnswer = { claim: claim.id, holder: 'k1', outcome: { kind: 'taken', taken: ['A1'], nearest: [] } }
+      await own.lane.settle('cl-event', [read[0]?.id as string], [decided], 60_000)
+      expect(await lane.answer('cl-event', claim.id)).toEqual(decided)
+      for (let i = 0; i < 100 && heard.length === 0; i++) await new Promise((r) => setTimeout(r, 10))
+      expect(heard).toEqual([decided])
+      // Settled entries are trimmed from the lane.
+      expect(await started.cluster.xlen(laneKeys('cl-event').claims)).toBe(0)
+      own.close()
+      await unlisten()
+    } finally {
+      await started.stop()
+    }
   })
 
   it('with Redis away a lane claim is a 503 with a code, never a 500', async () => {

@@ -47,7 +47,7 @@ describe('Redis scripts', () => {
       gateSold: 'ebbf428d0d695787fc19ad54c1a47e1b782d3781',
       join: 'd1f1a2cfdbccd9c09ecdfcdef64dc6ee2d1d3d02',
       laneLease: '2b4ae882fc427b1502c5ceecf99d9ca805ab85fb',
-      laneSettle: '06ccef66babaabf80824b6949e6c02b3de47ba2b',
+      laneSettle: '477ee516d71fdab6a4be0ebf3a45084df23df7f3',
       laneSubmit: '6ba4e82fd9d325b6d88c2b2e12e73cbfb292ca29',
       poll: '4ffa5e980630e486324ebddd9722276be8babb70',
       refusals: '60be2fbd3aa7d4bd639e7cdc2f8e4261344a9228',

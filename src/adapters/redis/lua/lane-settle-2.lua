@@ -30,9 +30,10 @@ local function before(a, b)
   am, as, bm, bs = tonumber(am), tonumber(as), tonumber(bm), tonumber(bs)
   return am < bm or (am == bm and as < bs)
 end
--- Everything before the oldest pending entry (or the batch's newest, when none is pending) was delivered
--- and acknowledged: it goes.
-local keep = ARGV[4]
+-- Everything before the oldest pending entry (or up to the batch's newest, when none is pending) was
+-- delivered and acknowledged: it goes.
+local ms, seq = string.match(ARGV[4], '^(%d+)-(%d+)$')
+local keep = string.format('%d-%d', tonumber(ms), tonumber(seq) + 1)
 local pending = redis.call('XPENDING', KEYS[1], ARGV[1])
 if tonumber(pending[1]) > 0 and before(pending[2], keep) then keep = pending[2] end
 redis.call('XTRIM', KEYS[1], 'MINID', keep)
