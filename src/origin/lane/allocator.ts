@@ -192,13 +192,29 @@ export class Allocator {
     return 0
   }
 
+  /** The seats to offer in place of these, as units: the same seats are asked for again and again in a rush. */
+  private readonly nearest = new Map<string, string[]>()
+  private candidates(seats: string[]): string[] {
+    const key = seats.join(',')
+    let found = this.nearest.get(key)
+    if (found === undefined) {
+      found = nearestSeats(this.layout, seats).map(seatUnit)
+      if (this.nearest.size > 10_000) this.nearest.clear()
+      this.nearest.set(key, found)
+    }
+    return found
+  }
+
   /** Loads the event and its stock from PostgreSQL (the record) over the memory stock. */
   private async resync(withLayout: boolean): Promise<void> {
     const { event, store } = this.o
     const info = await store.event(event)
     if (info === undefined) throw new Error(`no such event: ${event}`)
     this.info = info
-    if (withLayout) this.layout = (await store.seatMap(event)).map(({ seat, row, number }) => ({ seat, row, number }))
+    if (withLayout) {
+      this.layout = (await store.seatMap(event)).map(({ seat, row, number }) => ({ seat, row, number }))
+      this.nearest.clear()
+    }
     await this.stock.reconcile(event, await store.stockSnapshot(event), 0)
     this.syncedAt = this.clock()
     this.stats.resyncs++
@@ -221,7 +237,7 @@ export class Allocator {
           hold: claim.id,
           units: claimUnits(claim.seats, claim.items),
           ttlMs: info.holdSeconds * 1000,
-          candidates: claim.seats.length > 0 ? nearestSeats(this.layout, claim.seats).map(seatUnit) : [],
+          candidates: claim.seats.length > 0 ? this.candidates(claim.seats) : [],
           nearest: Math.max(claim.seats.length, 4),
         })
         if (seen.kind === 'gone') {
