@@ -262,7 +262,7 @@ describe('the ordered lane', () => {
       const decided: LaneAnswer = { claim: claim.id, holder: 'k1', outcome: { kind: 'taken', taken: ['A1'], nearest: [] } }
       await own.lane.settle('cl-event', [read[0]?.id as string], [decided], 60_000)
       expect(await lane.answer('cl-event', claim.id)).toEqual(decided)
-      for (let i = 0; i < 100 && heard.length === 0; i++) await new Promise((r) => setTimeout(r, 10))
+      for (let i = 0; i < 1000 && heard.length === 0; i++) await new Promise((r) => setTimeout(r, 10))
       expect(heard).toEqual([decided])
       // Settled entries are trimmed from the lane.
       expect(await started.cluster.xlen(laneKeys('cl-event').claims)).toBe(0)
