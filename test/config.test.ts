@@ -14,6 +14,12 @@ describe('config', () => {
     expect(Object.isFrozen(c)).toBe(true)
   })
 
+  it('decides no event in the ordered lane unless ANTEROOM_LANE_EVENTS names some (with Redis)', () => {
+    expect(loadConfig({}).laneEvents).toEqual([])
+    const c = loadConfig({ ANTEROOM_LANE_EVENTS: ' demo, festival.night-12 ,', ANTEROOM_REDIS_URL: 'redis://127.0.0.1:6379' })
+    expect(c.laneEvents).toEqual(['demo', 'festival.night-12'])
+  })
+
   it('records the analytics every minute by default; 0 turns them off, whole minutes up to an hour otherwise', () => {
     expect(loadConfig({}).analyticsSampleSeconds).toBe(60)
     expect(loadConfig({ ANTEROOM_ANALYTICS_SAMPLE_SECONDS: '0' }).analyticsSampleSeconds).toBe(0)
@@ -91,6 +97,12 @@ describe('config', () => {
     ],
     [{ ANTEROOM_ROOMS: JSON.stringify([room, room]) }, /rooms\[1\]\.id: "sale" is used twice/],
     [{ ANTEROOM_CONFIG: '/nonexistent/anteroom.json' }, /ANTEROOM_CONFIG: cannot read/],
+    [{ ANTEROOM_LANE_EVENTS: 'demo' }, /ANTEROOM_LANE_EVENTS: the ordered lane needs Redis/],
+    [
+      { ANTEROOM_LANE_EVENTS: 'demo,has space', ANTEROOM_REDIS_URL: 'redis://127.0.0.1:6379' },
+      /ANTEROOM_LANE_EVENTS: "has space" is not an event id/,
+    ],
+    [{ ANTEROOM_LANE_EVENTS: 'demo, demo', ANTEROOM_REDIS_URL: 'redis://127.0.0.1:6379' }, /ANTEROOM_LANE_EVENTS: names an event twice/],
   ])('rejects %j naming the field', (env, message) => {
     expect(load(env as Record<string, string>)).toThrow(message)
   })

@@ -56,6 +56,11 @@ export interface Config extends GuardConfig {
   requestIdHeader: string | undefined
   /** Origins a page template's style sheet may come from (ANTEROOM_TEMPLATE_STYLE_ORIGINS): https, or http on loopback. */
   templateStyleOrigins: string[]
+  /**
+   * Events whose claims the bundled booking origin decides in an ordered lane (ANTEROOM_LANE_EVENTS,
+   * src/origin/lane): a Redis Stream each and an allocator in this process. Needs Redis. Empty: none.
+   */
+  laneEvents: string[]
 }
 
 const DEFAULT_ROOM = {
@@ -147,6 +152,26 @@ function analyticsSeconds(value: unknown): number {
   if (!Number.isInteger(n) || n < 0 || n > 3600 || n % 60 !== 0)
     bad('ANTEROOM_ANALYTICS_SAMPLE_SECONDS', 'must be 0 (off) or a whole number of minutes in seconds, from 60 to 3600')
   return n
+}
+
+/** An event id, as a room's `event` setting names one (core/settings.ts). */
+const EVENT_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/
+
+/** ANTEROOM_LANE_EVENTS: a comma-separated list (or, in the file, a JSON list) of event ids; the lane needs Redis. */
+function laneEvents(value: unknown, redis: string | undefined): string[] {
+  const text = Array.isArray(value) ? value.join(',') : value
+  if (text === undefined || text === '') return []
+  if (typeof text !== 'string') bad('ANTEROOM_LANE_EVENTS', 'must be a list of event ids')
+  const events = text
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '')
+  for (const e of events)
+    if (!EVENT_ID.test(e))
+      bad('ANTEROOM_LANE_EVENTS', `"${e.slice(0, 80)}" is not an event id (1-64 letters, digits, dots, dashes or underscores)`)
+  if (new Set(events).size !== events.length) bad('ANTEROOM_LANE_EVENTS', 'names an event twice')
+  if (events.length > 0 && redis === undefined) bad('ANTEROOM_LANE_EVENTS', 'the ordered lane needs Redis: set ANTEROOM_REDIS_URL too')
+  return events
 }
 
 /** ANTEROOM_TEMPLATE_STYLE_ORIGINS: a comma-separated list (or, in the file, a JSON list) of origins. */
@@ -267,6 +292,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     logLevel,
     requestIdHeader: requestIdHeader?.toLowerCase(),
     templateStyleOrigins: styleOrigins(pick('ANTEROOM_TEMPLATE_STYLE_ORIGINS', 'templateStyleOrigins')),
+    laneEvents: laneEvents(pick('ANTEROOM_LANE_EVENTS', 'laneEvents'), redisUrl(pick('ANTEROOM_REDIS_URL', 'redisUrl'))),
     ...loadGuards((envName, key) => pick(envName, key) as string | undefined, rooms),
   })
 }

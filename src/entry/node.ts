@@ -45,6 +45,7 @@ async function main(): Promise<void> {
       room: config.rooms[0]?.id ?? 'demo',
       endSessionOnPurchase: config.demoEndsSessions,
       redisUrl: config.redisUrl,
+      laneEvents: config.laneEvents,
       gate,
       log,
       requestIdHeader: config.requestIdHeader,
