@@ -6,7 +6,7 @@
 // largest part of a poll after HTTP itself. The key's two padded blocks are hashed once here, so a
 // token's MAC is two or three SHA-256 blocks and makes no garbage but its text. node:crypto builds an
 // Hmac object and hashes both pads again on every call; WebCrypto is asynchronous, a turn of the
-// event loop each. The measured costs are in docs/architecture.md ("What a poll costs").
+// event loop each. The measured costs are in docs/measurements-2026-12.md ("What a poll costs").
 //
 // Nothing branches on the key; on the data, only its length and whether it is ASCII (a token's text
 // is not secret).

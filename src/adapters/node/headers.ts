@@ -4,7 +4,7 @@
 // Why: through Hono on @hono/node-server, each `c.req.header(name)` builds the request's header
 // wrapper, copies the raw list or reads Node's header object, and checks the name and the value with
 // regular expressions. A queued visitor's poll read four that way; read here in one pass, the edge
-// served 1-4% more polls a second in the same process (docs/architecture.md, "What a poll costs").
+// served 1-4% more polls a second in the same process (docs/measurements-2026-12.md, "What a poll costs").
 // Accept-Language rides along for the page's language (src/http/i18n.ts).
 //
 // The values are what Hono reads on either runtime (test/node-headers.test.ts compares them over

@@ -34,7 +34,7 @@ const PACKABLE = /^[^,;]+$/
  * the turn's end, Redis would work only while the edge waits for it and the edge only while Redis
  * works (a convoy: the edge was idle a quarter of the time). Sent as they fill, Redis works on the
  * first polls while the edge reads the rest, and the batches still grow, for each call costs Redis
- * more than a poll does: docs/architecture.md ("What a poll costs"). A first batch of 16, not 8,
+ * more than a poll does: docs/measurements-2026-12.md ("What a poll costs"). A first batch of 16, not 8,
  * made about one call a turn fewer under the bench's load (a turn read some 25 polls), and each call's
  * write to Redis costs the edge some 30 µs: in one process switching between the two, 5% more polls.
  */
