@@ -2,7 +2,7 @@
 // lua/ (name-<numKeys>.lua), with its `-- #include lib/<file>.lua` lines replaced by that file.
 // Node and the Worker both import the generated module, so the list of scripts is the folder itself.
 //   npm run build:lua        writes the module
-//   test/lua.test.ts         fails when the module is not what this would write
+//   test/redis-extras.test.ts fails when the module is not what this would write ("the generated Lua module ...")
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
