@@ -5,6 +5,7 @@
 // of them) costs a lookup too. A token from another edge is verified once.
 import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK, type JWTPayload, jwtVerify, SignJWT } from 'jose'
 import { LANES, type Lane } from './access.js'
+import { BoundedMap } from './bounded-map.js'
 import { AnteroomError } from './errors.js'
 
 export const ADMISSION_ALG = 'ES256'
@@ -91,8 +92,7 @@ export interface AdmissionTokenOptions {
 export class AdmissionTokens {
   private readonly keys: SigningKey[]
   private readonly byKid: Map<string, SigningKey>
-  private readonly cache = new Map<string, AdmissionClaims>()
-  private readonly cacheSize: number
+  private readonly cache: BoundedMap<string, AdmissionClaims>
   /** Tokens this edge signed and nobody has brought back yet, by the token itself, oldest first. */
   private readonly signed = new Map<string, AdmissionClaims>()
   private readonly signedCacheSize: number
@@ -100,7 +100,7 @@ export class AdmissionTokens {
   constructor(private readonly options: AdmissionTokenOptions) {
     this.keys = options.keys
     this.byKid = new Map(options.keys.map((k) => [k.kid, k]))
-    this.cacheSize = options.cacheSize ?? 100_000
+    this.cache = new BoundedMap(options.cacheSize ?? 100_000)
     this.signedCacheSize = options.signedCacheSize ?? 10_000
   }
 
@@ -183,7 +183,6 @@ export class AdmissionTokens {
   }
 
   private remember(token: string, claims: AdmissionClaims): void {
-    if (this.cache.size >= this.cacheSize) this.cache.clear()
     this.cache.set(token, claims)
   }
 }

@@ -27,8 +27,6 @@ import type { Incoming } from './request.js'
 
 /** How long a bypass admission lasts, s; it is signed again once half has gone. */
 export const BYPASS_ADMISSION_SECONDS = 60
-/** Bypass admissions remembered (room, rule, client); past that the map starts over. */
-const TOKENS_KEPT = 10_000
 
 interface CompiledRoom {
   rules: CompiledBypass
@@ -120,7 +118,6 @@ async function bypassAdmission(
     { sub: visitor, jti: newVisitorId(), room: room.id, arr: now, exp, bypass: rule.id },
     now,
   )
-  if (guards.bypassTokens.size >= TOKENS_KEPT) guards.bypassTokens.clear()
   const entry = { token, visitor, renewAt: now + (BYPASS_ADMISSION_SECONDS * 1000) / 2 }
   guards.bypassTokens.set(key, entry)
   return entry

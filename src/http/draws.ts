@@ -1,6 +1,8 @@
 // A scheduled room's draw at the edge (core/draw.ts): the seed and its commitment per room and
 // schedule (derived once, no store call), a joiner's drawn arrival, a visitor's draw value, and the
 // published draw (GET /_anteroom/draw), which reads the room's draw from the store.
+
+import { BoundedMap } from '../core/bounded-map.js'
 import { drawCommitment, drawnArrivalUs, drawSeed, drawValue } from '../core/draw.js'
 import { AnteroomError } from '../core/errors.js'
 import { type RoomSettings, type Schedule, schedulePhase } from '../core/settings.js'
@@ -13,7 +15,7 @@ interface Seeded {
 }
 
 export class Draws {
-  private readonly seeds = new Map<string, Promise<Seeded>>()
+  private readonly seeds = new BoundedMap<string, Promise<Seeded>>(1024)
 
   constructor(
     private readonly mac: Mac,
@@ -25,7 +27,6 @@ export class Draws {
     const key = `${room}|${Date.parse(schedule.prequeueAt)}|${Date.parse(schedule.opensAt)}`
     let s = this.seeds.get(key)
     if (s === undefined) {
-      if (this.seeds.size >= 1024) this.seeds.clear()
       s = drawSeed(this.mac, room, schedule).then(async (seed) => ({ seed, commitment: await drawCommitment(this.digests, seed) }))
       this.seeds.set(key, s)
     }

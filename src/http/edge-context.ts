@@ -2,6 +2,7 @@
 // reads: the deps with the clocks, the log and the limits worked out once per app.
 import type { Context, Hono } from 'hono'
 import type { AdmissionTokens } from '../core/admission-token.js'
+import { BoundedMap } from '../core/bounded-map.js'
 import type { Log } from '../core/log.js'
 import type { MetricsExporter } from '../core/metrics.js'
 import type { PowChallenges } from '../core/pow.js'
@@ -86,7 +87,7 @@ export interface EdgeContext {
   /** The challenge page script's hash (src/http/pow.ts). */
   powScriptHash: Promise<string>
   /** Sessions from before the store forgot a room that this edge has re-registered (by jti). */
-  reregistered: ReadonlySet<string>
+  reregistered: { has(jti: string): boolean }
   reregister(jti: string): void
 }
 
@@ -101,12 +102,11 @@ async function sha256Base64(text: string): Promise<string> {
 const REREGISTERED_MAX = 200_000
 
 export function edgeContext(deps: EdgeDeps): EdgeContext {
-  const reregistered = new Set<string>()
+  const reregistered = new BoundedMap<string, true>(REREGISTERED_MAX)
   return {
     reregistered,
     reregister(jti) {
-      if (reregistered.size >= REREGISTERED_MAX) reregistered.clear()
-      reregistered.add(jti)
+      reregistered.set(jti, true)
     },
     deps,
     now: () => deps.clock?.now() ?? Date.now(),

@@ -3,6 +3,7 @@
 // (the secrets themselves are not kept here), the crawler verifier on the runtime's resolver, the
 // human check's provider, the shadow lane's tokens, the counts, and the bypass admissions signed lately.
 import type { GuardConfig } from '../config/guards.js'
+import { BoundedMap } from '../core/bounded-map.js'
 import { BYPASS_SECRET_DOMAIN } from '../core/bypass.js'
 import { type CrawlerCacheOptions, CrawlerVerifier } from '../core/crawlers.js'
 import type { HumanCheckWidget } from '../core/human-check.js'
@@ -13,6 +14,9 @@ import type { Mac } from '../ports/crypto.js'
 import type { Resolver } from '../ports/resolver.js'
 import type { SiteVerifier } from '../ports/site-verifier.js'
 import { GuardMeters } from './guard-metrics.js'
+
+/** Bypass admissions remembered (room, rule, client); past that the map starts over. */
+const BYPASS_TOKENS_KEPT = 10_000
 
 export interface Guards {
   /** The deployment's MAC (under the queue secret): header values are compared as MACs, and bypass visitor ids made with it. */
@@ -28,7 +32,7 @@ export interface Guards {
   shadow: ShadowTokens
   meters: GuardMeters
   /** Bypass admissions signed lately, by room, rule and client: one ES256 signature serves a client for half its life. */
-  bypassTokens: Map<string, { token: string; visitor: string; renewAt: number }>
+  bypassTokens: BoundedMap<string, { token: string; visitor: string; renewAt: number }>
 }
 
 export interface GuardParts {
@@ -74,6 +78,6 @@ export function createGuards(p: GuardParts): Guards {
         : { verifier: p.siteVerifier, widget: { siteKey: hc.siteKey, scriptUrl: hc.scriptUrl } },
     shadow: new ShadowTokens(p.mac),
     meters,
-    bypassTokens: new Map(),
+    bypassTokens: new BoundedMap(BYPASS_TOKENS_KEPT),
   }
 }

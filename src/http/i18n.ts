@@ -3,6 +3,8 @@
 // the catalogues (http/locales/) with their placeholders filled, as text or as ASCII HTML, with
 // numbers, waits and times written by Intl for the language. Each text is split into its pieces
 // once per language, so a page fills them by concatenation.
+
+import { BoundedMap } from '../core/bounded-map.js'
 import { chooseLocale, isLocale, LANG_COOKIE, LOCALE_TAGS, type Locale, localeFromAcceptLanguage } from '../core/locales.js'
 import { readCookie } from './cookies.js'
 import { escapeHtml, flat, grouped } from './html.js'
@@ -12,15 +14,14 @@ import { CATALOGUES, type MessageKey } from './locales/index.js'
 // --- which language ----------------------------------------------------------------------------
 
 /** Accept-Language values already read (null: none of our languages), up to ACCEPT_REMEMBERED. */
-const fromHeaders = new Map<string, Locale | null>()
 const ACCEPT_REMEMBERED = 512
+const fromHeaders = new BoundedMap<string, Locale | null>(ACCEPT_REMEMBERED)
 
 function headerLocale(header: string): Locale | undefined {
   let found = fromHeaders.get(header)
   if (found === undefined) {
     found = localeFromAcceptLanguage(header) ?? null
     if (header.length <= 256) {
-      if (fromHeaders.size >= ACCEPT_REMEMBERED) fromHeaders.clear()
       fromHeaders.set(header, found)
     }
   }

@@ -5,6 +5,7 @@
 // pageShell), so the head, the policy and the script stay the edge's. Previews render the same with
 // sample values for the admin UI.
 import Mustache from 'mustache'
+import { BoundedMap } from '../core/bounded-map.js'
 import type { Locale } from '../core/locales.js'
 import { checkStylesheet, checkTemplate, type PageTemplate, STATE_FLAGS, type TemplateState } from '../core/page-template.js'
 import type { RoomSettings } from '../core/settings.js'
@@ -142,7 +143,7 @@ function nest(entries: [string, string][]): Record<string, unknown> {
 }
 
 /** The t of a language, a refresh and a schedule: made once for each. */
-const pageTexts = new Map<string, Record<string, unknown>>()
+const pageTexts = new BoundedMap<string, Record<string, unknown>>(256)
 function textsView(t: Texts, v: TemplateStatus): Record<string, unknown> {
   const key = `${t.locale}|${v.refreshSeconds}|${v.schedule?.prequeueAt ?? ''}|${v.schedule?.opensAt ?? ''}`
   let view = pageTexts.get(key)
@@ -151,7 +152,6 @@ function textsView(t: Texts, v: TemplateStatus): Record<string, unknown> {
       ? { prequeueAt: t.scheduleTime(v.schedule.prequeueAt), opensAt: t.scheduleTime(v.schedule.opensAt) }
       : {}
     view = nest(TEMPLATE_TEXT_KEYS.map((k) => [k, t.say(k, vars, k === 'page.refreshes' ? v.refreshSeconds : undefined)]))
-    if (pageTexts.size >= 256) pageTexts.clear()
     pageTexts.set(key, view)
   }
   return view

@@ -3,6 +3,7 @@
 // status where JavaScript runs. A room may bring its own page body (page-templates.ts): it goes in the
 // same shell (pageShell), so the head, the policy and the script stay the edge's.
 
+import { BoundedMap } from '../core/bounded-map.js'
 import type { Problem } from '../core/errors.js'
 import { type Locale, localeDir } from '../core/locales.js'
 import { ROOM_SETTINGS } from '../core/settings.js'
@@ -21,11 +22,10 @@ export interface RoomText {
 }
 
 /** A room's title and message, escaped once (a room has one of each; the edge few rooms). */
-const escapedTexts = new Map<string, string>()
+const escapedTexts = new BoundedMap<string, string>(256)
 function escapeRoomText(text: string): string {
   let out = escapedTexts.get(text)
   if (out === undefined) {
-    if (escapedTexts.size >= 256) escapedTexts.clear()
     escapedTexts.set(text, (out = escapeHtml(text)))
   }
   return out

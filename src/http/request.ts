@@ -1,6 +1,7 @@
 // The request as the edge reads it, once: the canonical path that rooms are matched on and that the
 // origin receives (core/path.ts), the host, the scheme the runtime saw, and the Cookie header.
 import type { Context } from 'hono'
+import { BoundedMap } from '../core/bounded-map.js'
 import { AnteroomError } from '../core/errors.js'
 import { LANG_PARAM } from '../core/locales.js'
 import { canonicalPath } from '../core/path.js'
@@ -69,13 +70,13 @@ interface UrlFacts {
   /** The query's `lang`, read once per URL text (most URLs have none). */
   lang: string | undefined
 }
-const urlFacts = new Map<string, UrlFacts>()
 /**
  * URLs remembered, of at most URL_REMEMBERED characters: an edge serves far fewer distinct URLs on its
  * hot paths, and the map starts over when full (at most about half a megabyte).
  */
 const URL_FACTS = 1024
 const URL_REMEMBERED = 512
+const urlFacts = new BoundedMap<string, UrlFacts>(URL_FACTS)
 
 /** The URL parsed and its path made canonical (core/path.ts); a path that could be read two ways is refused. */
 function factsOf(href: string): UrlFacts {
@@ -87,7 +88,6 @@ function factsOf(href: string): UrlFacts {
   const lang = url.search.includes(`${LANG_PARAM}=`) ? (url.searchParams.get(LANG_PARAM) ?? undefined) : undefined
   facts = { authority: url.host, host: canonicalHost(url.host), pathKey: path.key, originPath: path.path + url.search, lang }
   if (href.length <= URL_REMEMBERED) {
-    if (urlFacts.size >= URL_FACTS) urlFacts.clear()
     urlFacts.set(href, facts)
   }
   return facts

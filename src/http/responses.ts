@@ -1,6 +1,7 @@
 // The edge's own answers: the queue page or its JSON for a visitor who waits, the status JSON, and
 // errors (rendered by src/http/errors.ts: JSON for API callers and under /_anteroom/, else a page).
 import type { Context } from 'hono'
+import { BoundedMap } from '../core/bounded-map.js'
 import { LANG_COOKIE, LANG_PARAM, type Locale } from '../core/locales.js'
 import type { RoomSettings } from '../core/settings.js'
 import type { VisitorStatus } from '../core/visit.js'
@@ -19,20 +20,19 @@ export const NO_STORE = 'no-store'
  * may come only from the edge's own two files (QUEUE_ASSETS). Worked out once per scheme and host,
  * looked up by the request's authority as its URL's facts hold it (request.ts), without a new key a page.
  */
-const policies = { http: new Map<string, string>(), https: new Map<string, string>() }
+const policies = { http: new BoundedMap<string, string>(1024), https: new BoundedMap<string, string>(1024) }
 function queuePagePolicy(req: Incoming): string {
   const byHost = policies[req.proto]
   let policy = byHost.get(req.authority)
   if (policy === undefined) {
     policy = `default-src 'none'; style-src ${ownSource(req, QUEUE_ASSETS.css.path)}; script-src ${ownSource(req, QUEUE_ASSETS.js.path)}; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`
-    if (byHost.size >= 1024) byHost.clear()
     byHost.set(req.authority, policy)
   }
   return policy
 }
 
 /** A template's policy: as the page's, with its style sheet (and that origin's images and fonts); per host and sheet. */
-const templatePolicies = new Map<string, string>()
+const templatePolicies = new BoundedMap<string, string>(1024)
 function pagePolicy(req: Incoming, template: CompiledTemplate | undefined): string {
   if (template?.sheet === undefined) return queuePagePolicy(req)
   const key = `${req.proto}://${req.authority} ${template.sheet.csp}`
@@ -40,7 +40,6 @@ function pagePolicy(req: Incoming, template: CompiledTemplate | undefined): stri
   if (policy === undefined) {
     const own = templatePolicy(ownSource(req, QUEUE_ASSETS.css.path), ownSource(req, QUEUE_ASSETS.js.path), template.sheet)
     policy = `${own}; frame-ancestors 'none'`
-    if (templatePolicies.size >= 1024) templatePolicies.clear()
     templatePolicies.set(key, policy)
   }
   return policy

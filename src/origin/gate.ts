@@ -2,6 +2,8 @@
 // the seats to offer instead, and the gate calls of a claim's life, each of which may fail without
 // harm. A gate that is down or wrong costs the database work, never a wrong sale: PostgreSQL decides
 // every claim the gate lets through, and the reconciler (./reconciler.ts) repairs the gate.
+
+import { BoundedMap } from '../core/bounded-map.js'
 import type { ClaimGate, GateClaim, GateUnit } from '../ports/claim-gate.js'
 import type { Hold, ItemClaim, SeatStore } from '../ports/seat-store.js'
 
@@ -72,7 +74,7 @@ export interface GateStats {
 export class OriginGate {
   readonly stats: GateStats = { failures: 0, refused: 0, passed: 0, unknown: 0 }
   /** Shared by concurrent claims while it loads, as the store's event cache. */
-  private readonly layouts = new Map<string, { layout: Promise<SeatPlace[]>; until: number }>()
+  private readonly layouts = new BoundedMap<string, { layout: Promise<SeatPlace[]>; until: number }>(1000)
 
   constructor(
     readonly gate: ClaimGate,
@@ -81,14 +83,13 @@ export class OriginGate {
   ) {}
 
   /** The gate's candidates for a claim of these seats: the same seats asked for again and again in a rush. */
-  private readonly nearest = new Map<string, string[]>()
+  private readonly nearest = new BoundedMap<string, string[]>(10_000)
 
   private async candidates(event: string, seats: string[]): Promise<string[]> {
     const key = `${event}\n${seats.join(',')}`
     let found = this.nearest.get(key)
     if (found === undefined) {
       found = nearestSeats(await this.layout(event), seats).map(seatUnit)
-      if (this.nearest.size > 10_000) this.nearest.clear()
       this.nearest.set(key, found)
     }
     return found
@@ -103,7 +104,6 @@ export class OriginGate {
     const cached = this.layouts.get(event)
     if (cached !== undefined && cached.until > Date.now()) return cached.layout
     const layout = this.store.seatMap(event).then((seats) => seats.map(({ seat, row, number }) => ({ seat, row, number })))
-    if (this.layouts.size > 1000) this.layouts.clear()
     this.layouts.set(event, { layout, until: Date.now() + 60_000 })
     layout.catch(() => this.layouts.delete(event))
     return layout

@@ -2,6 +2,7 @@
 // its own clock. Transactions run with short lock and statement timeouts, and serialization
 // failures and deadlocks (40001, 40P01) are retried a few times with jitter.
 import { randomUUID } from 'node:crypto'
+import { BoundedMap } from '../../core/bounded-map.js'
 import { AnteroomError } from '../../core/errors.js'
 import type { StockSnapshot } from '../../ports/claim-gate.js'
 import type {
@@ -135,13 +136,12 @@ export class PostgresSeatStore implements SeatStore {
    * Events change rarely: each is read at most once every few seconds, not on every request, and
    * concurrent requests for one that is not cached share one read (a rush starts with a cold cache).
    */
-  private readonly events = new Map<string, { event: Promise<EventInfo | undefined>; until: number }>()
+  private readonly events = new BoundedMap<string, { event: Promise<EventInfo | undefined>; until: number }>(10_000)
 
   event(id: string): Promise<EventInfo | undefined> {
     const cached = this.events.get(id)
     if (cached !== undefined && cached.until > Date.now()) return cached.event
     const event = this.readEvent(id)
-    if (this.events.size > 10_000) this.events.clear()
     this.events.set(id, { event, until: Date.now() + 5000 })
     // A failed read is not kept.
     event.catch(() => this.events.delete(id))

@@ -1,5 +1,6 @@
 // QueueStore on Redis: every operation is one EVALSHA of a script in ./lua.
 import type { Cluster, Redis } from 'ioredis'
+import { BoundedMap } from '../../core/bounded-map.js'
 import { AnteroomError } from '../../core/errors.js'
 import {
   byEndTime,
@@ -121,14 +122,13 @@ function optionalDecimal(n: number | undefined): string {
 }
 
 /** poll-12.lua's twelve keys for a room, made once per room (an edge serves few rooms; at most ROOMS_KEPT kept). */
-const pollKeysOf = new Map<string, string[]>()
 const ROOMS_KEPT = 1024
+const pollKeysOf = new BoundedMap<string, string[]>(ROOMS_KEPT)
 function pollKeys(room: string): string[] {
   let keys = pollKeysOf.get(room)
   if (keys === undefined) {
     const k = roomKeys(room)
     keys = [k.line, k.sweep, k.active, k.admissions, k.stats, k.lastArrival, k.seenPrefix, k.used, k.ended, k.pace, k.life, k.drawn]
-    if (pollKeysOf.size >= ROOMS_KEPT) pollKeysOf.clear()
     pollKeysOf.set(room, keys)
   }
   return keys

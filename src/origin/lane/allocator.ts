@@ -6,6 +6,7 @@
 // allocator takes them over (XAUTOCLAIM) and decides them again, and a claim whose batch had committed
 // is answered from its hold (anteroom_claim_batch), never claimed twice.
 import { randomUUID } from 'node:crypto'
+import { BoundedMap } from '../../core/bounded-map.js'
 import type { ClaimGate, GateClaim } from '../../ports/claim-gate.js'
 import type { LaneAnswer, LaneClaim, LaneConsumer, LaneEntry } from '../../ports/claim-lane.js'
 import type { EventInfo, HoldOutcome, SeatStore } from '../../ports/seat-store.js'
@@ -193,13 +194,12 @@ export class Allocator {
   }
 
   /** The seats to offer in place of these, as units: the same seats are asked for again and again in a rush. */
-  private readonly nearest = new Map<string, string[]>()
+  private readonly nearest = new BoundedMap<string, string[]>(10_000)
   private candidates(seats: string[]): string[] {
     const key = seats.join(',')
     let found = this.nearest.get(key)
     if (found === undefined) {
       found = nearestSeats(this.layout, seats).map(seatUnit)
-      if (this.nearest.size > 10_000) this.nearest.clear()
       this.nearest.set(key, found)
     }
     return found
