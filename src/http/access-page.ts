@@ -1,24 +1,17 @@
 // The queue page's part for access codes (core/access.ts): in a room that takes them, a small form
 // "Have an access code?" under the numbers, which sends what is typed as ?code= to the same page (a
 // plain GET form: no script, and the page's CSP allows forms to 'self'); and, for a visitor whose
-// place is in a lane, a line that says which. Every word a visitor reads of it is a key of ACCESS_TEXT,
-// written in the page's language by the page's catalogues (src/http/locales/, where en.ts has these
-// same English texts).
+// place is in a lane, a line that says which. Every word a visitor reads of it is one of the
+// catalogues' access.* and lane.* texts (src/http/locales/), written in the page's language.
 import type { Lane } from '../core/access.js'
 import type { VisitorStatus } from '../core/visit.js'
+import type { MessageKey } from './locales/en.js'
+
+/** The keys of this part's words in the catalogues. */
+export type AccessKey = Extract<MessageKey, `access.${string}` | `lane.${string}`>
 
 /** The page's words in its language, as ASCII HTML (i18n.ts Texts), handed in so that this part needs nothing of the page's module. */
-type Words = { html(key: keyof typeof ACCESS_TEXT): string }
-
-/** The visitor's words of this part of the page, by key: the English (the catalogues' keys). */
-export const ACCESS_TEXT = {
-  'access.heading': 'Have an access code?',
-  'access.label': 'Access code',
-  'access.hint': 'It looks like XXXX-XXXX-XXXX-XXXX. A valid code moves you to its lane; if it is not, you keep your place.',
-  'access.button': 'Use code',
-  'lane.priority': 'You are in the priority lane: you are let in before the public line.',
-  'lane.separate': 'You are in a separate lane, with its own places and its own pace.',
-} as const satisfies Record<string, string>
+type Words = { html(key: AccessKey): string }
 
 /** States in which a visitor holds a place a code could improve. */
 const FORM_STATES: ReadonlySet<string> = new Set(['queued', 'paused', 'recovering', 'prequeue', 'all_held'])
@@ -29,7 +22,7 @@ const FORM_STATES: ReadonlySet<string> = new Set(['queued', 'paused', 'recoverin
  */
 export function accessForm(v: Pick<VisitorStatus, 'state'>, room: { title: string; accessCodes?: string }, words: Words): string {
   if (room.accessCodes !== 'on' || !FORM_STATES.has(v.state)) return ''
-  const html = (key: keyof typeof ACCESS_TEXT) => words.html(key)
+  const html = (key: AccessKey) => words.html(key)
   return `
 <form class="access" method="get" aria-labelledby="access-heading">
 <h2 id="access-heading">${html('access.heading')}</h2>

@@ -5,7 +5,7 @@ import { AnteroomError } from '../../core/errors.js'
 import type { LaneClaim } from '../../ports/claim-lane.js'
 import type { EventInfo, HoldOutcome } from '../../ports/seat-store.js'
 import { type Db, sqlState } from './db.js'
-import { byKey } from './seat-store.js'
+import { byKey, claimRefusal } from './seat-store.js'
 import { statement as sql } from './statements.js'
 
 /** A claim's answer from the database: a 'conflict' is a claim id another visitor's hold has (never expected). */
@@ -27,18 +27,11 @@ function outcomeOf(r: Record<string, unknown>, claim: LaneClaim, event: EventInf
           room: event.room,
         },
       }
-    case 'taken':
-      return { kind: 'taken', taken: r.taken as string[], nearest: r.nearest as string[] }
-    case 'limit':
-      return { kind: 'limit', limit: r.limit as number, current: r.current as number }
-    case 'unknown-seats':
-      return { kind: 'unknown-seats', unknown: r.unknown as string[] }
-    case 'short':
-      return { kind: 'short', short: r.short as { item: string; wanted: number; left: number }[] }
-    case 'unknown-items':
-      return { kind: 'unknown-items', unknown: r.unknown as string[] }
-    default:
-      throw new AnteroomError('ERR_INTERNAL', `Lane claim ${claim.id}: the database answered ${String(r.kind)}`)
+    default: {
+      const refused = claimRefusal(r)
+      if (refused === undefined) throw new AnteroomError('ERR_INTERNAL', `Lane claim ${claim.id}: the database answered ${String(r.kind)}`)
+      return refused
+    }
   }
 }
 

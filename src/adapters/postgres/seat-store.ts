@@ -90,6 +90,27 @@ function toPayment(r: Record<string, unknown>): Payment {
   }
 }
 
+/**
+ * A claim the database refused (the hold function's answer, and each of a lane batch's): what is
+ * taken, over the limit, unknown or short. Undefined for any other answer.
+ */
+export function claimRefusal(r: Record<string, unknown>): HoldOutcome | undefined {
+  switch (r.kind) {
+    case 'taken':
+      return { kind: 'taken', taken: r.taken as string[], nearest: r.nearest as string[] }
+    case 'limit':
+      return { kind: 'limit', limit: r.limit as number, current: r.current as number }
+    case 'unknown-seats':
+      return { kind: 'unknown-seats', unknown: r.unknown as string[] }
+    case 'short':
+      return { kind: 'short', short: r.short as { item: string; wanted: number; left: number }[] }
+    case 'unknown-items':
+      return { kind: 'unknown-items', unknown: r.unknown as string[] }
+    default:
+      return undefined
+  }
+}
+
 export class PostgresSeatStore implements SeatStore {
   private readonly lockTimeoutMs: number
   private readonly statementTimeoutMs: number
@@ -200,18 +221,11 @@ export class PostgresSeatStore implements SeatStore {
           kind: 'held',
           hold: toHold({ id, event_id: event.id, holder, seats, items, expires_at: r.expires_at as string, status: 'active' }, event),
         }
-      case 'taken':
-        return { kind: 'taken', taken: r.taken as string[], nearest: r.nearest as string[] }
-      case 'limit':
-        return { kind: 'limit', limit: r.limit as number, current: r.current as number }
-      case 'unknown-seats':
-        return { kind: 'unknown-seats', unknown: r.unknown as string[] }
-      case 'short':
-        return { kind: 'short', short: r.short as { item: string; wanted: number; left: number }[] }
-      case 'unknown-items':
-        return { kind: 'unknown-items', unknown: r.unknown as string[] }
-      default:
-        throw new AnteroomError('ERR_NOT_FOUND', `No such event: ${event.id}`)
+      default: {
+        const refused = claimRefusal(r)
+        if (refused === undefined) throw new AnteroomError('ERR_NOT_FOUND', `No such event: ${event.id}`)
+        return refused
+      }
     }
   }
 
