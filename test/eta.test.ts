@@ -175,7 +175,7 @@ function arrivals(kind: 'opening' | 'ramp' | 'waves', visitors: number, duration
   return out.map(Math.round).sort((a, b) => a - b)
 }
 
-// The simulator's curves (sim/simulate.ts arrivalTimes) at its proportions: 200 visitors at 120 a
+// The simulator's curves (sim/sale/basics.ts arrivalTimes) at its proportions: 200 visitors at 120 a
 // minute; the ramp ends bringing five times as many a second as are let in, and the waves come faster
 // than the line clears them.
 const SALES: Record<string, Sale> = {
