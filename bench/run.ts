@@ -9,7 +9,7 @@
 // 1 to 5 share one redis-server and one origin (started here); 6, 7 and 10 one PostgreSQL server and a
 // redis-server for the claim gate (bench/postgres.ts); 8 starts its own; 9 runs in this process. Every server under test runs in its own child process
 // (`node --import tsx ...`) on 127.0.0.1 and a free port; the load generator is wrk (one thread, 50
-// connections, bench/wrk.lua; bench/lib.ts), a C program that costs less per request than any server
+// connections, bench/wrk.lua; bench/lib/wrk.ts), a C program that costs less per request than any server
 // it loads here, so that every baseline is bound by its server. Every row under load shows the cores
 // wrk and the server under test were busy, and a row where wrk was the busier is flagged (and its
 // target counts as missed). Everything started is stopped by pid, also on error. (6 and 10 load the

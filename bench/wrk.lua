@@ -1,4 +1,4 @@
--- The load generator's script for `npm run bench` (bench/lib.ts runs `wrk -t1 -s bench/wrk.lua`).
+-- The load generator's script for `npm run bench` (bench/lib/wrk.ts runs `wrk -t1 -s bench/wrk.lua`).
 -- wrk is a C program: per request it costs a few µs of one core, less than any server it loads here.
 -- This script keeps it that way: every request string is built once, in init(); a request is a table
 -- lookup; a response bumps two counters.
@@ -18,7 +18,7 @@
 --
 -- The results (done()) are plain lines "key value": wrk's summary, the statuses seen, this process's
 -- CPU time from init() to done(), and wrk's latency histogram (µs value:count, as wrk left it, that is
--- after its correction for coordinated omission; bench/lib.ts takes the correction out again).
+-- after its correction for coordinated omission; bench/lib/wrk.ts takes the correction out again).
 
 local ffi = require("ffi")
 ffi.cdef([[

@@ -370,7 +370,7 @@ function aggregateLoad(name: string, segments: LoadSegment[]): LoadAggregate {
   }
 }
 
-/** Warm-up per target, then palindromic segments (A B C C B A), as bench/lib.ts's compare() does for HTTP. */
+/** Warm-up per target, then palindromic segments (A B C C B A), as bench/lib/paired.ts's compare() does for HTTP. */
 async function compareLoads(targets: LoadTarget[], pg: BookingDatabase): Promise<Map<string, LoadAggregate>> {
   const segmentSeconds = SETTINGS.segmentSeconds
   for (const t of targets) {

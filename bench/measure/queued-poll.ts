@@ -5,7 +5,7 @@
 //   (Target.alternate), the edges over the same Redis.
 //   Target: JSON polls at least half the hello-world's rate; the HTML page within 10% of the JSON polls.
 //   The metrics' cost (#30): the same JSON polls on edges with ANTEROOM_METRICS=off, two processes a
-//   side, first in the same turns as the rest (info), then pair by pair (bench/lib.ts paired): the
+//   side, first in the same turns as the rest (info), then pair by pair (bench/lib/paired.ts): the
 //   median of 24 pairs of adjacent turns, metrics on within 2% of off. Beside it, the same pairing of
 //   the two metrics-on processes against each other: the noise floor of such a comparison here.
 // The polls' Redis commands are counted here and read by measurement 4 (redis-calls.ts).
@@ -54,7 +54,7 @@ export async function measureQueuedPoll(b: EdgeBench): Promise<QueuedPoll> {
   await b.redis.flushall()
   const hello = await startServer(b, 'hello', 'bench/hello.ts')
   const edge = await startEdge(b, 'edge (queue rooms)', [QUEUE_ROOM])
-  // A second process of each, taking every other turn (Target.alternate in bench/lib.ts).
+  // A second process of each, taking every other turn (Target.alternate in bench/lib/wrk.ts).
   const hello2 = await startServer(b, 'hello (second process)', 'bench/hello.ts')
   const edge2 = await startEdge(b, 'edge (queue rooms, second process)', [QUEUE_ROOM])
   const quiet = await startEdge(b, 'edge, metrics off', [QUEUE_ROOM], { ANTEROOM_METRICS: 'off' })
@@ -112,7 +112,7 @@ export async function measureQueuedPoll(b: EdgeBench): Promise<QueuedPoll> {
     const htmlAgg = m.get(pollHtml.name) as Aggregate
     const quietAgg = m.get(pollQuiet.name) as Aggregate
     // The same two, pair by pair: the median of adjacent turns' ratios resolves the few percent that
-    // two segments' totals do not (bench/lib.ts paired).
+    // two segments' totals do not (bench/lib/paired.ts).
     const pair = await paired(pollTarget, pollQuiet, METRICS_PAIRS)
     const floor = await paired(
       { ...pollJson, name: 'edge poll (JSON), first process' },
