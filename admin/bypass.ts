@@ -13,9 +13,9 @@ import { CRAWLERS } from '../src/core/crawlers.js'
 import { AnteroomError } from '../src/core/errors.js'
 import { parseRoomSettings, type RoomSettings } from '../src/core/settings.js'
 import type { Guards } from '../src/http/guards.js'
-import type { RoomDirectory } from '../src/http/room-directory.js'
 import type { AuditLog } from '../src/ports/audit-log.js'
 import type { SettingsStore, VersionedRoom } from '../src/ports/settings-store.js'
+import type { RoomDirectory } from '../src/rooms/directory.js'
 import { ETAG } from './inputs.js'
 
 export interface BypassAdminDeps {

@@ -30,10 +30,10 @@ import {
   templatePolicy,
 } from '../src/http/page-templates.js'
 import { QUEUE_ASSETS, queuePage } from '../src/http/pages.js'
-import type { RoomDirectory } from '../src/http/room-directory.js'
 import type { AuditLog } from '../src/ports/audit-log.js'
 import type { SettingsStore } from '../src/ports/settings-store.js'
 import type { TemplateStore, VersionedTemplate } from '../src/ports/template-store.js'
+import type { RoomDirectory } from '../src/rooms/directory.js'
 import { ETAG } from './inputs.js'
 
 /** What the template routes work with. */

@@ -162,7 +162,7 @@ async function runSequence(
     const [ra, rb] = [await run(a), await run(b)]
     if (op.startsWith('watch')) {
       const w = ra as { life: { epoch: number } | null; active: number }
-      // A store that forgot shows no life; the edge keeps what it saw (src/http/room-directory.ts).
+      // A store that forgot shows no life; the edge keeps what it saw (src/rooms/life.ts).
       if (w.life !== null) view = w
     }
     history.push({ op, result: ra })

@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest'
 import { MemoryClaimGate } from '../src/adapters/memory/claim-gate.js'
 import { MemorySettingsStore } from '../src/adapters/memory/settings-store.js'
 import { parseRoomSettings } from '../src/core/settings.js'
-import { RoomDirectory } from '../src/http/room-directory.js'
 import type { SettingsStore } from '../src/ports/settings-store.js'
+import { RoomDirectory } from '../src/rooms/directory.js'
 import { ManualClock } from './support/clock.js'
 
 const T0 = 1_800_000_000_000

@@ -220,7 +220,7 @@ export const ROOM_SETTINGS = {
     default: 0,
   },
   // The edge reads the event's stock (ClaimGate counts) with its once-a-second reload
-  // (http/room-directory.ts); when nothing is free it passes the rule a paused room (core/stock.ts).
+  // (src/rooms/stock.ts); when nothing is free it passes the rule a paused room (core/stock.ts).
   event: {
     type: 'ref',
     label: 'Event',

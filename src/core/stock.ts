@@ -1,6 +1,6 @@
 // A room linked to an event (the `event` setting) knows when the event has nothing left: the origin
 // keeps the event's stock in the ClaimGate (free, held, sold), and every edge reads it once a second
-// with its rooms (http/room-directory.ts). Nothing here asks a store: the edge hands in the counts of
+// with its rooms (src/rooms/stock.ts). Nothing here asks a store: the edge hands in the counts of
 // its last look.
 //
 // When nothing is free there is nothing to buy, so nobody new is let in. The admission rule is not

@@ -21,12 +21,12 @@ import { EdgeMeters } from '../http/metrics.js'
 import { PageTemplates } from '../http/page-templates.js'
 import { Refusals } from '../http/refusals.js'
 import { requestIdOf } from '../http/request-id.js'
-import { RoomDirectory } from '../http/room-directory.js'
 import type { Clock } from '../ports/clock.js'
 import type { Digest, Mac } from '../ports/crypto.js'
 import type { Origin } from '../ports/origin.js'
 import type { Resolver } from '../ports/resolver.js'
 import type { Stores } from '../ports/stores.js'
+import { RoomDirectory } from '../rooms/directory.js'
 
 export interface EdgeParts extends Stores {
   config: Config

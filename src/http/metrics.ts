@@ -9,7 +9,7 @@ import { type CounterCell, type HistogramCell, LATENCY_BUCKETS, MetricRegistry, 
 import { ROOM_MODES } from '../core/settings.js'
 import { stockState } from '../core/stock.js'
 import { REFUSAL_REASONS, type RefusalReason } from '../ports/defence-store.js'
-import type { RoomDirectory } from './room-directory.js'
+import type { RoomDirectory } from '../rooms/directory.js'
 
 /** What a visit answered (Answer.kind in visit.ts). */
 export type VisitOutcome = 'wait' | 'admit' | 'open' | 'challenge'

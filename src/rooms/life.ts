@@ -1,0 +1,78 @@
+// Each room's life in the store as this edge saw it (core/admission.ts LifeMark: when the store began
+// the room, and the most polls seen in that life), its active count, and when this edge last failed to
+// reach the store: what the edge tells the store with every poll (hint), so that a store that forgot a
+// room notices within a second, recovers the line and reserves the sessions it had.
+import type { EdgeHint, LifeMark } from '../core/admission.js'
+
+/** How long after a failed store call the edge tells the store of it (EdgeHint.outage). */
+const OUTAGE_HINT_MS = 5 * 60_000
+
+interface Life {
+  mark: LifeMark | undefined
+  active: number
+}
+
+export class RoomLives {
+  private readonly lives = new Map<string, Life>()
+  /** The last hint given for each room (hint()). */
+  private readonly hints = new Map<string, EdgeHint>()
+  /** When this edge last failed to reach the store (ms), told to the store for OUTAGE_HINT_MS after (hint). */
+  private storeFailedAt: number | undefined
+
+  constructor(private readonly now: () => number) {}
+
+  /** When the room's life in the store began (ms): admissions issued before it need re-registering. */
+  born(room: string): number | undefined {
+    return this.lives.get(room)?.mark?.born
+  }
+
+  /**
+   * What a poll answer (or a look) said of the room's life: the most polls seen in a life is what tells
+   * the store, with this edge's next poll, that it went back in time.
+   */
+  note(room: string, mark: LifeMark): void {
+    const life = this.life(room)
+    // Its own copy (never the caller's object): a new one for a new life, else the seq moves on.
+    if (life.mark === undefined || life.mark.epoch !== mark.epoch) life.mark = { ...mark }
+    else if (mark.seq > life.mark.seq) life.mark.seq = mark.seq
+  }
+
+  /** A look saw the room's life and its active count. */
+  noteLook(room: string, mark: LifeMark, active: number): void {
+    this.note(room, mark)
+    this.life(room).active = active
+  }
+
+  /** A store call failed: the store is away (or this edge cannot reach it). */
+  noteStoreFailure(): void {
+    this.storeFailedAt = this.now()
+  }
+
+  /**
+   * What this edge tells the store with each poll: the life it saw, the active count of that life,
+   * and when it last could not reach the store (for a few minutes after; core/admission.ts holdLine).
+   */
+  hint(room: string): EdgeHint {
+    const life = this.lives.get(room)
+    const mark = life?.mark
+    const active = life?.active ?? 0
+    const outage = this.storeFailedAt !== undefined && this.now() - this.storeFailedAt < OUTAGE_HINT_MS ? this.storeFailedAt : undefined
+    // The same object while nothing in it changed, so that a store can keep its text (the Redis store's JSON).
+    const last = this.hints.get(room)
+    if (last !== undefined && last.epoch === mark?.epoch && last.seq === mark?.seq && last.active === active && last.outage === outage)
+      return last
+    const hint: EdgeHint = mark ? { epoch: mark.epoch, active, seq: mark.seq } : { active }
+    if (outage !== undefined) hint.outage = outage
+    this.hints.set(room, Object.freeze(hint))
+    return hint
+  }
+
+  private life(room: string): Life {
+    let life = this.lives.get(room)
+    if (life === undefined) {
+      life = { mark: undefined, active: 0 }
+      this.lives.set(room, life)
+    }
+    return life
+  }
+}
