@@ -1,11 +1,15 @@
 // Builds src/adapters/redis/lua/index.generated.ts from the Lua files beside it: every script in
-// lua/ (name-<numKeys>.lua), with its `-- #include lib/<file>.lua` lines replaced by that file.
+// lua/ (name-<numKeys>.lua), with its `-- #include lib/<file>.lua` lines replaced by that file, and
+// lib/rule.lua's `-- #rule-constants` line by the admission rule's constants and windows as
+// src/core/admission.ts exports them (ruleConstants).
 // Node and the Worker both import the generated module, so the list of scripts is the folder itself.
 //   npm run build:lua        writes the module
 //   test/redis-extras.test.ts fails when the module is not what this would write ("the generated Lua module ...")
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import * as rule from '../src/core/admission.js'
+import { DRAW_SPAN_US } from '../src/core/draw.js'
 
 const LUA_DIR = resolve(import.meta.dirname, '../src/adapters/redis/lua')
 export const GENERATED = join(LUA_DIR, 'index.generated.ts')
@@ -15,11 +19,39 @@ function scriptName(file: string): string {
   return file.replace(/-\d+\.lua$/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())
 }
 
+/**
+ * The admission rule's constants and windows in Lua, from src/core/admission.ts (and core/draw.ts): what
+ * stands for `-- #rule-constants` in lib/rule.lua, so that the Lua never restates a number by hand.
+ */
+export function ruleConstants(): string {
+  const constants: [lua: string, value: number, what: string][] = [
+    ['MAX_STEP', rule.MAX_STEP, 'MAX_STEP: most visitors one call admits'],
+    ['BUCKETS', rule.SEEN_BUCKETS, 'SEEN_BUCKETS: seen buckets of a room'],
+    ['MAX_SWEEP', rule.MAX_SWEEP, 'MAX_SWEEP: most seen buckets one call checks'],
+    ['CATCH_UP_US', rule.CATCH_UP_US, 'CATCH_UP_US: how far an unpolled room catches up on its pace'],
+    ['ENDED_KEEP_MS', rule.ENDED_KEEP_MS, 'ENDED_KEEP_MS: how long an admin\'s "end session" keeps a visitor out'],
+    ['MAX_EXTEND', rule.MAX_EXTEND, 'MAX_EXTEND: most admissions one call extends when it first hears of an outage'],
+    ['DRAW_SPAN_US', DRAW_SPAN_US, 'DRAW_SPAN_US (core/draw.ts): drawn arrivals lie this far before the opening, 2^40'],
+    ['DRAWN_KEEP_MS', rule.DRAWN_KEEP_MS, "DRAWN_KEEP_MS: how long a room's draw is kept after its opening"],
+  ]
+  const lines = constants.map(([name, value, what]) => {
+    if (!Number.isSafeInteger(value)) throw new Error(`${name}: ${value} is not a whole number Lua can hold exactly`)
+    return `local ${name} = ${value} -- ${what}`
+  })
+  lines.push(
+    '-- recoveryMs and collectWindowMs (core/admission.ts): a forgotten room recovers for two refreshes and',
+    '-- a second; an absent visitor has at least one and a half refreshes to collect a grant.',
+    `local function recoveryMs(refreshSeconds) return refreshSeconds * ${rule.RECOVERY_MS_PER_REFRESH_SECOND} + ${rule.RECOVERY_EXTRA_MS} end`,
+    `local function collectWindowMs(refreshSeconds) return refreshSeconds * ${rule.COLLECT_MS_PER_REFRESH_SECOND} end`,
+  )
+  return lines.join('\n')
+}
+
 function withIncludes(file: string, source: string): string {
   return source.replace(/^-- #include (lib\/[a-z0-9-]+\.lua)$/gm, (_, lib: string) => {
     const text = readFileSync(join(LUA_DIR, lib), 'utf8').trimEnd()
     if (text.includes('-- #include')) throw new Error(`${lib} (included by ${file}) may not include another file`)
-    return text
+    return text.replace(/^-- #rule-constants$/m, () => ruleConstants())
   })
 }
 

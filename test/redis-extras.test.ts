@@ -2,13 +2,14 @@ import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { type Cluster, Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { buildLuaModule, GENERATED } from '../scripts/build-lua.js'
+import { buildLuaModule, GENERATED, ruleConstants } from '../scripts/build-lua.js'
 import { RedisClaimGate } from '../src/adapters/redis/claim-gate.js'
 import { RedisDefenceStore } from '../src/adapters/redis/defence-store.js'
 import { roomKeys, SEEN_BUCKETS, seenBucketOf } from '../src/adapters/redis/keys.js'
 import { decimal, RedisQueueStore, readIntegers } from '../src/adapters/redis/queue-store.js'
 import { luaScripts, runScript } from '../src/adapters/redis/scripts.js'
 import { redisStores } from '../src/adapters/redis/stores.js'
+import { CATCH_UP_US, collectWindowMs, MAX_EXTEND, MAX_STEP, recoveryMs } from '../src/core/admission.js'
 import { ADMISSION_DEFAULTS, type AdmissionLimits } from '../src/core/settings.js'
 import { analyticsStoreContract } from './contract/analytics-store.js'
 import { claimGateContract } from './contract/claim-gate.js'
@@ -49,9 +50,9 @@ describe('Redis scripts', () => {
       laneLease: '2b4ae882fc427b1502c5ceecf99d9ca805ab85fb',
       laneSettle: '477ee516d71fdab6a4be0ebf3a45084df23df7f3',
       laneSubmit: '6ba4e82fd9d325b6d88c2b2e12e73cbfb292ca29',
-      poll: '4ffa5e980630e486324ebddd9722276be8babb70',
+      poll: '5b81f07f37d35756ad36f6a210d986e3b5473298',
       refusals: '60be2fbd3aa7d4bd639e7cdc2f8e4261344a9228',
-      renew: 'cae8be5d5d1bac488fd9bdc4a96d7e53f34c28f4',
+      renew: 'cd6d89fec1ddf73702944508daf665fd4ffad17e',
       sample: '7b1adff5a769e32f9f4b7a35e082e1b537d9ed00',
       settingsCas: 'e26fa305ca5f86080fa1d8cf552883a4029acb4a',
       stats: 'e13c06933c993088de6c56da9bcbfd54c745a4ef',
@@ -218,9 +219,36 @@ describe('batched polls (one packed argument per EVALSHA)', () => {
 })
 
 describe('seen buckets', () => {
+  it('the Lua states none of the rule’s constants or windows by hand: build:lua writes them from core/admission.ts', () => {
+    const lua = (f: string) => readFileSync(new URL(`../src/adapters/redis/lua/${f}`, import.meta.url), 'utf8')
+    // No constant assigned a number in the rule's library, and no window worked out from a refresh in the poll.
+    expect(lua('lib/rule.lua')).not.toMatch(/^local [A-Z_]+ = \d/m)
+    expect(lua('lib/rule.lua')).toContain('-- #rule-constants')
+    expect(lua('poll-12.lua')).not.toMatch(/refreshSeconds \* \d/)
+    const written = ruleConstants()
+    for (const [name, value] of [
+      ['MAX_STEP', MAX_STEP],
+      ['BUCKETS', SEEN_BUCKETS],
+      ['CATCH_UP_US', CATCH_UP_US],
+      ['MAX_EXTEND', MAX_EXTEND],
+    ] as const)
+      expect(written).toContain(`local ${name} = ${value} --`)
+    // The windows as functions of refreshSeconds, evaluated as Lua would: the same as core/admission.ts's.
+    for (const r of [1, 5, 20, 300]) {
+      const recovery = /recoveryMs\(refreshSeconds\) return refreshSeconds \* (\d+) \+ (\d+) end/.exec(written)!
+      const collect = /collectWindowMs\(refreshSeconds\) return refreshSeconds \* (\d+) end/.exec(written)!
+      expect(r * Number(recovery[1]) + Number(recovery[2])).toBe(recoveryMs(r))
+      expect(r * Number(collect[1])).toBe(collectWindowMs(r))
+    }
+  })
+
   it("lib/rule.lua's bucketOf gives seenBucketOf's bucket for ids of any length and byte", async () => {
     // bucketOf hashes four bytes at a time; the remainder taken once for them must be the same number.
-    const rule = readFileSync(new URL('../src/adapters/redis/lua/lib/rule.lua', import.meta.url), 'utf8')
+    // As scripts include it: its constants written from core/admission.ts (scripts/build-lua.ts).
+    const rule = readFileSync(new URL('../src/adapters/redis/lua/lib/rule.lua', import.meta.url), 'utf8').replace(
+      '-- #rule-constants',
+      ruleConstants(),
+    )
     let seed = 5
     const rand = (n: number) => {
       seed = (seed * 1103515245 + 12345) % 2 ** 31

@@ -20,13 +20,18 @@ export const CATCH_UP_US = 1_000_000
 export const ENDED_KEEP_MS = 24 * 3600_000
 /** A scheduled room's draw is kept this long after its opening (Redis; the embedded store keeps it). */
 export const DRAWN_KEEP_MS = 7 * 24 * 3600_000
+/** recoveryMs: two refreshes (ms per second of refreshSeconds), and a second more. */
+export const RECOVERY_MS_PER_REFRESH_SECOND = 2000
+export const RECOVERY_EXTRA_MS = 1000
+/** collectWindowMs: one and a half refreshes (ms per second of refreshSeconds). */
+export const COLLECT_MS_PER_REFRESH_SECOND = 1500
 
 /**
  * After the store forgot a room, nobody is admitted for two refreshes and a second: long enough for
  * every visitor who keeps polling to be back at the arrival in their token before the first grant.
  */
 export function recoveryMs(refreshSeconds: number): number {
-  return 2 * refreshSeconds * 1000 + 1000
+  return refreshSeconds * RECOVERY_MS_PER_REFRESH_SECOND + RECOVERY_EXTRA_MS
 }
 
 /**
@@ -35,7 +40,7 @@ export function recoveryMs(refreshSeconds: number): number {
  * refreshes (core/polling.ts), even if the store missed their last polls.
  */
 export function collectWindowMs(refreshSeconds: number): number {
-  return refreshSeconds * 1500
+  return refreshSeconds * COLLECT_MS_PER_REFRESH_SECOND
 }
 
 /** The seen bucket of a visitor (bucketOf in poll-12.lua). */

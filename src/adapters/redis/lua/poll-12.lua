@@ -91,7 +91,7 @@ end
 -- admissions for two refreshes and a second, and the sessions that went missing stay reserved.
 local life = redis.call('HMGET', lifeKey, 'recoverUntil', 'reserved', 'reservedUntil', 'epoch', 'born', 'seq')
 local function recover(reserved, seq)
-  local recoverUntil = now + 2 * limits.refreshSeconds * 1000 + 1000
+  local recoverUntil = now + recoveryMs(limits.refreshSeconds)
   redis.call('HSET', lifeKey, 'epoch', nowUs, 'born', now, 'recoverUntil', recoverUntil, 'reserved', reserved,
     'reservedUntil', now + sessionMs, 'seq', seq, 'outage', 0, 'holdUntil', 0)
   return { recoverUntil, reserved, now + sessionMs, nowUs, now, seq }
@@ -120,7 +120,7 @@ local recovering = now < tonumber(life[1])
 local held = redis.call('HMGET', lifeKey, 'outage', 'holdUntil')
 local holdUntil = tonumber(held[2] or '0')
 if hint.outage ~= nil and hint.outage > tonumber(held[1] or '0') then
-  local untilMs = now + limits.refreshSeconds * 1500
+  local untilMs = now + collectWindowMs(limits.refreshSeconds)
   holdUntil = math.max(holdUntil, untilMs)
   redis.call('HSET', lifeKey, 'outage', hint.outage, 'holdUntil', holdUntil)
   -- Admissions that ran out meanwhile or are about to last until then too (before the expiries below).
@@ -324,7 +324,7 @@ if mode == 'fifo' and not recovering and not beforeOpening and not holding then
           expires = now + sessionMs
           granted[v] = expires
         else
-          expires = math.max(tonumber(redis.call('HGET', seenKey(v), v) or now) + abandonMs, now + limits.refreshSeconds * 1500)
+          expires = math.max(tonumber(redis.call('HGET', seenKey(v), v) or now) + abandonMs, now + collectWindowMs(limits.refreshSeconds))
         end
         unseen(v)
         useUp(v)
