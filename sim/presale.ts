@@ -7,6 +7,7 @@
 // (presale-verdicts.ts): each line in its arrival order, the priority lane before the public line, each
 // line at its own cap and rate, no code or link used past its uses, everyone admitted.
 import { randomBytes } from 'node:crypto'
+import { rmSync } from 'node:fs'
 import type { Server } from 'node:http'
 import { resolve } from 'node:path'
 import { serve } from '@hono/node-server'
@@ -104,7 +105,10 @@ async function startStack(o: PresaleOptions, redisUrl: string, room: Record<stri
     ANTEROOM_ADMIN_TOKENS: `sim:${ADMIN}`,
   }
   if (o.runtime === 'worker') {
-    const script = await buildWorker('worker/index.ts', resolve('.tmp/sim/presale-worker'))
+    // A directory of this process's own: another run in the same checkout rebuilds its own, not this one's.
+    const outdir = resolve(`.tmp/sim/presale-worker-${process.pid}`)
+    stops.push(async () => rmSync(outdir, { recursive: true, force: true }))
+    const script = await buildWorker('worker/index.ts', outdir)
     const worker = await startWorker({
       script,
       vars: {

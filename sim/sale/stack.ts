@@ -1,6 +1,7 @@
 // The stack a sale runs against, started here on loopback: the booking origin, the edge (in this
 // process or as the Worker bundle in workerd), and the Redis (or Sentinel set) it is given, if any.
 import { randomBytes } from 'node:crypto'
+import { rmSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { serve } from '@hono/node-server'
 import { request } from 'undici'
@@ -232,7 +233,10 @@ export async function startStack(
     }
     if (o.runtime === 'worker') {
       // The production Worker bundle, as wrangler builds it for a deploy, in workerd; Redis via StoreRelay.
-      const script = await buildWorker('worker/index.ts', resolve('.tmp/sim/worker'))
+      // A directory of this process's own: another run in the same checkout rebuilds its own, not this one's.
+      const outdir = resolve(`.tmp/sim/worker-${process.pid}`)
+      stops.push(async () => rmSync(outdir, { recursive: true, force: true }))
+      const script = await buildWorker('worker/index.ts', outdir)
       const worker = await startWorker({
         script,
         vars: {
