@@ -33,9 +33,9 @@ export interface AdminAssets {
   html: string
   css: string
   /**
-   * The UI's ES modules by file name: app.js, and the views it imports (report.js, ...). Each is served
-   * at /_anteroom/admin/<name>; a new view is a file in admin/ui/ (and one import line in
-   * worker/bundled.ts, which the Worker needs to carry it).
+   * The UI's ES modules by file name: app.js (which index.html loads), and the modules it imports
+   * (settings.js, report.js, ...). Each is served at /_anteroom/admin/<name>; a new module is a file in
+   * admin/ui/ (and one import line in worker/bundled.ts, which the Worker needs to carry it).
    */
   modules: Readonly<Record<string, string>>
 }

@@ -2,7 +2,7 @@
 // codes and invite links with their uses, a form to make codes (shown once, here: the edge keeps only
 // their MACs) or an invite link, and revocation after a confirmation. A refused value is told next to
 // its field. Whether the room takes codes, and its separate lane, are its settings (the Live view's
-// form); this view says where they stand and can switch codes on. app.js imports it and lends its helpers.
+// form); this view says where they stand and can switch codes on. views.js imports it and lends its helpers.
 
 const DAY_MS = 86_400_000
 const FIELDS = ['count', 'maxUses', 'expiresAt', 'lane', 'label']
@@ -16,7 +16,7 @@ function localInput(ms) {
   return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())}T${two(d.getHours())}:${two(d.getMinutes())}`
 }
 
-/** The audit log's words for an access entry (app.js asks for entries it does not know); undefined for others. */
+/** The audit log's words for an access entry (audit.js asks for entries it does not know); undefined for others. */
 export function describeAccess(e) {
   if (e.action === 'access.create') {
     const a = e.after ?? {}
@@ -31,7 +31,7 @@ export function describeAccess(e) {
 }
 
 /**
- * The Access view. `ui` is what app.js lends it: api(method, path, body, headers), h(tag, attrs, ...children),
+ * The Access view. `ui` is what views.js lends it: api(method, path, body, headers), h(tag, attrs, ...children),
  * fmt(n), confirmDialog({ title, text, ok }), serverNow() (the server's time, ms) and changed() (called
  * after a making or a revocation: the audit log and the room reload).
  */

@@ -2,7 +2,7 @@
 // its bypass rules (who skips the line: a client network, a secret header, a path, a verified crawler)
 // with what each let past on this edge, a form to add or change one (a refused value is told next to
 // its field), removal after a confirmation; the human check's two settings (changed as any setting,
-// with the room's ETag) and its counts by outcome; and the crawler checks. app.js imports it and lends
+// with the room's ETag) and its counts by outcome; and the crawler checks. views.js imports it and lends
 // its helpers. No secret is ever shown here: a header rule names one of ANTEROOM_BYPASS_SECRETS.
 
 const KIND_NAMES = { cidr: 'Client network', header: 'Secret header', path: 'Path', crawler: 'Search crawler' }
@@ -38,7 +38,7 @@ function ruleWhat(rule) {
   }
 }
 
-/** The audit log's words for a bypass entry (app.js asks for entries it does not know); undefined for others. */
+/** The audit log's words for a bypass entry (audit.js asks for entries it does not know); undefined for others. */
 export function describeBypass(e) {
   const r = e.after ?? e.before ?? {}
   const what = `${KIND_NAMES[r.kind] ?? r.kind} rule ${r.id}`
@@ -49,7 +49,7 @@ export function describeBypass(e) {
 }
 
 /**
- * The Bypass & checks view. `ui` is what app.js lends it: api(method, path, body, headers), h(tag,
+ * The Bypass & checks view. `ui` is what views.js lends it: api(method, path, body, headers), h(tag,
  * attrs, ...children), fmt(n), confirmDialog({ title, text, ok }) and changed() (after a change: the
  * audit log and the room reload).
  */

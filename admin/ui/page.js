@@ -1,7 +1,7 @@
 // Anteroom admin UI: the Page view of a room (admin/templates.ts): the room's language and page
 // template, the templates with an editor (a refused save is shown at the line the edge names), the
 // variables a template may use, and previews of every state in a chosen language, each in a sandboxed
-// frame of the edge's own preview (it runs no script). app.js imports it and lends its helpers.
+// frame of the edge's own preview (it runs no script). views.js imports it and lends its helpers.
 
 const STATE_NAMES = {
   queued: 'Queued',
@@ -28,7 +28,7 @@ const STARTER = `<section class="card">
 </section>
 `
 
-/** The audit log's words for a template entry (app.js asks for entries it does not know); undefined for others. */
+/** The audit log's words for a template entry (audit.js asks for entries it does not know); undefined for others. */
 export function describePage(e) {
   if (e.action === 'template.create') return `Made the page template “${e.after?.name}”`
   if (e.action === 'template.update') return `Changed the page template “${e.after?.name}”`
@@ -37,7 +37,7 @@ export function describePage(e) {
 }
 
 /**
- * The Page view. `ui` is what app.js lends it: api(method, path, body, headers), h(tag, attrs,
+ * The Page view. `ui` is what views.js lends it: api(method, path, body, headers), h(tag, attrs,
  * ...children), confirmDialog({ title, text, ok }) and changed(room?) (after a save: the audit log and the
  * rooms reload; `room`, { settings, etag }, when the room's own settings were saved).
  */

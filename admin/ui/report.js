@@ -1,7 +1,7 @@
 // Anteroom admin UI: the Report view of a room, from GET /api/rooms/:id/report (the minutes the
 // analytics keep, 30 days): the summary numbers, the line and the admissions per minute with the
 // sold-out minute marked, the time-in-queue distribution with its percentiles, and the JSON and CSV
-// to download. app.js imports it and hands in its helpers; charts are SVG drawn here (the page's CSP
+// to download. views.js imports it and hands in its helpers; charts are SVG drawn here (the page's CSP
 // allows no inline script or style: everything is styled by style.css classes).
 
 const MINUTE_MS = 60_000
@@ -29,7 +29,7 @@ export function percentileText(p) {
 }
 
 /**
- * The Report view. `ui` is what app.js lends it: api(method, path), h(tag, attrs, ...children),
+ * The Report view. `ui` is what views.js lends it: api(method, path), h(tag, attrs, ...children),
  * svg(tag, attrs, text), fmt(n), clockTime(ms), niceMax(v), and serverNow(), the server's time (ms).
  */
 export function createReportView(ui) {
