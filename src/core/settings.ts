@@ -5,7 +5,7 @@
 //   - AdmissionLimits and admissionLimits(room): what the admission rule (core/admission.ts and
 //     poll-12.lua, which gets it as one JSON argument decoded by name) reads of a room,
 //   - the admin form: the edge serves SETTINGS_SCHEMA at GET /_anteroom/api/settings-schema and
-//     admin/ui/app.js builds the form (labels, inputs, ranges, help) from it.
+//     admin/ui/settings.js builds the form (labels, inputs, ranges, help) from it.
 // A new setting is one entry below. If the admission rule reads it, flag it `admissionLimit: true`:
 // it then reaches the rule under its own name with no other edit here (docs/architecture.md, "Where a
 // change goes").
