@@ -17,14 +17,15 @@ import type { Draws } from './draws.js'
 import type { Guards } from './guards.js'
 import type { EdgeMeters } from './metrics.js'
 import type { PageTemplates } from './page-templates.js'
-import { POW_PAGE_SCRIPT } from './pow.js'
+import { POW_PAGE_SCRIPT } from './pow-scripts.js'
 import type { Refusals } from './refusals.js'
-import type { VisitorHeaders } from './request.js'
+import type { RuntimeReading } from './request.js'
 import { requestIdOf } from './request-id.js'
 
 export type { Log } from '../core/log.js'
 
-export interface EdgeDeps {
+/** What an edge is made of (src/entry/assemble.ts builds it); how it reads a request from its runtime is RuntimeReading's. */
+export interface EdgeDeps extends RuntimeReading {
   queue: QueueStore
   rooms: RoomDirectory
   queueTokens: QueueTokens
@@ -46,20 +47,6 @@ export interface EdgeDeps {
   pages?: PageTemplates
   /** Tests pass a manual clock; it then also drives the store. Production leaves it out. */
   clock?: Clock
-  /**
-   * The client address, from the runtime (Node socket, cf-connecting-ip): the cap on new places per
-   * network counts by it, so it must never come from a header the client wrote.
-   */
-  clientIp?: (c: Context) => string | undefined
-  /** The scheme the visitor really used, from the runtime (TLS socket); never from the request line. */
-  scheme?: (c: Context) => 'http' | 'https'
-  /**
-   * The headers every request is read for, from the runtime (Node: src/adapters/node/headers.ts);
-   * unset, or undefined for a request, through Hono. Either way the same values (request.ts).
-   */
-  readHeaders?: (c: Context) => VisitorHeaders | undefined
-  /** Mark cookies Secure even on plain HTTP (behind a TLS-terminating proxy). */
-  secureCookies?: boolean
   /** The largest request body passed to the origin, bytes (1 MiB when unset); larger ones get 413. */
   maxBodyBytes?: number
   log?: Log

@@ -7,7 +7,6 @@ import { LANG_PARAM } from '../core/locales.js'
 import { canonicalPath } from '../core/path.js'
 import { POW_HEADER } from '../core/pow.js'
 import { canonicalHost } from '../core/rooms.js'
-import type { EdgeDeps } from './edge-context.js'
 
 export interface Incoming {
   /** The URL's host as the URL parser reads it (with its port): the Host the origin is told. */
@@ -93,8 +92,26 @@ function factsOf(href: string): UrlFacts {
   return facts
 }
 
+/** What reading a request takes from the runtime: EdgeDeps has these (edge-context.ts). */
+export interface RuntimeReading {
+  /**
+   * The client address, from the runtime (Node socket, cf-connecting-ip): the cap on new places per
+   * network counts by it, so it must never come from a header the client wrote.
+   */
+  clientIp?: (c: Context) => string | undefined
+  /** The scheme the visitor really used, from the runtime (TLS socket); never from the request line. */
+  scheme?: (c: Context) => 'http' | 'https'
+  /**
+   * The headers every request is read for, from the runtime (Node: src/adapters/node/headers.ts);
+   * unset, or undefined for a request, through Hono. Either way the same values (request.ts).
+   */
+  readHeaders?: (c: Context) => VisitorHeaders | undefined
+  /** Mark cookies Secure even on plain HTTP (behind a TLS-terminating proxy). */
+  secureCookies?: boolean
+}
+
 /** Reads the request; a path that could be read two ways is refused (ERR_BAD_PATH), and so are two Host headers. */
-export function readIncoming(c: Context, deps: Pick<EdgeDeps, 'scheme' | 'secureCookies' | 'clientIp' | 'readHeaders'>): Incoming {
+export function readIncoming(c: Context, deps: RuntimeReading): Incoming {
   const facts = factsOf(c.req.url)
   const headers = deps.readHeaders?.(c) ?? honoHeaders(c)
   // Two Host headers reach the app joined by a comma; an origin might read either one.
