@@ -107,7 +107,7 @@ export interface AccessRouteDeps {
   now(): number
   /** The store's clock in tests (a manual one); undefined: the store's own. */
   storeNow(): number | undefined
-  /** A JSON object body (routes.ts readJson): ERR_BODY, ERR_BODY_TOO_LARGE otherwise. */
+  /** A JSON object body (routes/common.ts readJson): ERR_BODY, ERR_BODY_TOO_LARGE otherwise. */
   readJson(c: Context): Promise<Record<string, unknown>>
 }
 

@@ -27,7 +27,7 @@ export interface BypassAdminDeps {
   readJson: (c: Context) => Promise<Record<string, unknown>>
 }
 
-/** The admin API's variables (routes.ts): who is signed in, and how. */
+/** The admin API's variables (routes/common.ts Env): who is signed in, and how. */
 type Env = { Variables: { who: string; viaCookie: boolean } }
 
 const etag = (rev: number) => `"rev-${rev}"`

@@ -1,5 +1,5 @@
 // What the admin API reads from requests, as values: the sign-in and bulk-end bodies (schema values,
-// core/body-schema.ts), visitor ids, account names and audit kinds. routes.ts checks requests with
+// core/body-schema.ts), visitor ids, account names and audit kinds. routes/*.ts check requests with
 // them and the edge's API description (src/http/api-description.ts) shows the same ones.
 import type { ObjectNode } from '../src/core/body-schema.js'
 

@@ -118,7 +118,7 @@ function builtInPreview(state: TemplateState, room: RoomSettings, locale: Locale
 }
 
 export function templateRoutes(
-  // biome-ignore lint/suspicious/noExplicitAny: the admin app's own variables (routes.ts Env)
+  // biome-ignore lint/suspicious/noExplicitAny: the admin app's own variables (routes/common.ts Env)
   app: Hono<any>,
   o: {
     templates: TemplateDeps
