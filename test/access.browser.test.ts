@@ -5,8 +5,6 @@
 // types a code into the queue page's form and is put in the priority lane, before the public line; a
 // wrong code gets a page that says so. Screenshots: docs/admin-access.png, docs/queue-page-code.png.
 import { mkdir } from 'node:fs/promises'
-import type { Server } from 'node:http'
-import { serve } from '@hono/node-server'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import type { Edge } from '../src/entry/build.js'
@@ -14,8 +12,8 @@ import { launchChromium, recordCspViolations } from './support/browser.js'
 import { ManualClock } from './support/clock.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
-import { freePort } from './support/redis-server.js'
 import { freshDb, T0 } from './support/runtimes.js'
+import { type Served, serveOnFreePort } from './support/serve.js'
 
 const ADMIN = 'nina-admin-token-0123456789abcdef'
 const PAGE_WAIT = { timeout: 20_000, interval: 100 }
@@ -23,7 +21,7 @@ const PAGE_WAIT = { timeout: 20_000, interval: 100 }
 let browser: Browser
 let origin: OriginServer
 let edge: Edge
-let server: Server
+let server: Served | undefined
 let base: string
 const clock = new ManualClock(T0)
 
@@ -49,27 +47,15 @@ beforeAll(async () => {
     clock,
     adminTokens: `nina:${ADMIN}`,
   })
-  const port = await freePort()
-  server = serve({ fetch: edge.app.fetch, hostname: '127.0.0.1', port }) as Server
-  await new Promise<void>((resolve, reject) => {
-    if (server.listening) resolve()
-    else {
-      server.once('listening', () => resolve())
-      server.once('error', reject)
-    }
-  })
-  base = `http://127.0.0.1:${port}`
+  server = await serveOnFreePort(edge.app.fetch)
+  base = server.url
   browser = await launchChromium()
   await mkdir('docs', { recursive: true })
 })
 
 afterAll(async () => {
   await browser?.close()
-  await new Promise<void>((resolve) => {
-    if (!server) return resolve()
-    server.closeAllConnections()
-    server.close(() => resolve())
-  })
+  await server?.close()
   await edge?.close()
   await origin?.close()
 })

@@ -4,8 +4,6 @@
 // removes rules (the removal after a confirmation), switches the human check on, and the audit log
 // says what was done. The test writes docs/admin-bypass.png.
 import { mkdir } from 'node:fs/promises'
-import type { Server } from 'node:http'
-import { serve } from '@hono/node-server'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Edge } from '../src/entry/build.js'
@@ -13,8 +11,8 @@ import { launchChromium, recordCspViolations } from './support/browser.js'
 import { ManualClock } from './support/clock.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
-import { freePort } from './support/redis-server.js'
 import { T0, withSocketAddress } from './support/runtimes.js'
+import { type Served, serveOnFreePort } from './support/serve.js'
 import { Visitor } from './support/visitor.js'
 
 const ADMIN = 'ines-admin-token-0123456789abcdef'
@@ -23,7 +21,7 @@ const PAGE_WAIT = { timeout: 20_000, interval: 100 }
 let browser: Browser
 let origin: OriginServer
 let edge: Edge
-let server: Server
+let server: Served | undefined
 let base: string
 
 beforeAll(async () => {
@@ -54,27 +52,15 @@ beforeAll(async () => {
   const app = withSocketAddress(edge.app)
   for (const ip of ['10.20.1.1', '10.20.1.2'])
     expect((await new Visitor('http://shop.test', ip).request(app, '/tickets/x')).status).toBe(200)
-  const port = await freePort()
-  server = serve({ fetch: edge.app.fetch, hostname: '127.0.0.1', port }) as Server
-  await new Promise<void>((resolve, reject) => {
-    if (server.listening) resolve()
-    else {
-      server.once('listening', () => resolve())
-      server.once('error', reject)
-    }
-  })
-  base = `http://127.0.0.1:${port}`
+  server = await serveOnFreePort(edge.app.fetch)
+  base = server.url
   browser = await launchChromium()
   await mkdir('docs', { recursive: true })
 })
 
 afterAll(async () => {
   await browser?.close()
-  await new Promise<void>((resolve) => {
-    if (!server) return resolve()
-    server.closeAllConnections()
-    server.close(() => resolve())
-  })
+  await server?.close()
   await edge?.close()
   await origin?.close()
 })

@@ -5,8 +5,6 @@
 // calls it, as its timer would). The page must show what the JSON report says, draw its charts and mark
 // the sold-out minute; the test writes docs/admin-report.png, overwriting it on each run.
 import { mkdir } from 'node:fs/promises'
-import type { Server } from 'node:http'
-import { serve } from '@hono/node-server'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 // @ts-expect-error TS7016: the admin UI is plain JavaScript; the page writes a percentile with this function
@@ -18,8 +16,8 @@ import { launchChromium, recordCspViolations } from './support/browser.js'
 import { ManualClock } from './support/clock.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
-import { freePort } from './support/redis-server.js'
 import { freshDb, type RequestTarget, withSocketAddress } from './support/runtimes.js'
+import { type Served, serveOnFreePort } from './support/serve.js'
 import { Visitor } from './support/visitor.js'
 
 /** 2027-01-15T08:00:00Z: a minute's start. */
@@ -35,7 +33,7 @@ let browser: Browser
 let origin: OriginServer
 let edge: Edge
 let app: RequestTarget
-let server: Server
+let server: Served | undefined
 let base: string
 const clock = new ManualClock(T0)
 
@@ -114,27 +112,15 @@ beforeAll(async () => {
     await step(0, 0, false)
   }
   await edge.deps.rooms.settled()
-  const port = await freePort()
-  server = serve({ fetch: edge.app.fetch, hostname: '127.0.0.1', port }) as Server
-  await new Promise<void>((resolve, reject) => {
-    if (server.listening) resolve()
-    else {
-      server.once('listening', () => resolve())
-      server.once('error', reject)
-    }
-  })
-  base = `http://127.0.0.1:${port}`
+  server = await serveOnFreePort(edge.app.fetch)
+  base = server.url
   browser = await launchChromium()
   await mkdir('docs', { recursive: true })
 })
 
 afterAll(async () => {
   await browser?.close()
-  await new Promise<void>((resolve) => {
-    if (!server) return resolve()
-    server.closeAllConnections()
-    server.close(() => resolve())
-  })
+  await server?.close()
   await edge?.close()
   await origin?.close()
 })

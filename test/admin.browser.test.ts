@@ -4,8 +4,6 @@
 // samples itself (the edge's own sampler runs on real time). It also writes the admin screenshots in
 // docs/, overwriting them on each run.
 import { mkdir } from 'node:fs/promises'
-import type { Server } from 'node:http'
-import { serve } from '@hono/node-server'
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Edge } from '../src/entry/build.js'
@@ -13,8 +11,8 @@ import { launchChromium, recordCspViolations } from './support/browser.js'
 import { ManualClock } from './support/clock.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
-import { freePort } from './support/redis-server.js'
 import { withSocketAddress } from './support/runtimes.js'
+import { type Served, serveOnFreePort } from './support/serve.js'
 import { Visitor } from './support/visitor.js'
 
 const T0 = 1_800_000_000_000
@@ -37,7 +35,7 @@ let origin: OriginServer
 let edge: Edge
 let clock: ManualClock
 let base: string
-let server: Server
+let server: Served | undefined
 /** Everyone who joined the sale, in order. */
 const crowd: Visitor[] = []
 
@@ -63,27 +61,15 @@ beforeAll(async () => {
     clock,
     adminTokens: `maya:${MAYA},sam:${SAM}`,
   })
-  const port = await freePort()
-  server = serve({ fetch: edge.app.fetch, hostname: '127.0.0.1', port }) as Server
-  await new Promise<void>((resolve, reject) => {
-    if (server.listening) resolve()
-    else {
-      server.once('listening', () => resolve())
-      server.once('error', reject)
-    }
-  })
-  base = `http://127.0.0.1:${port}`
+  server = await serveOnFreePort(edge.app.fetch)
+  base = server.url
   browser = await launchChromium()
   await mkdir('docs', { recursive: true })
 })
 
 afterAll(async () => {
   await browser?.close()
-  await new Promise<void>((resolve) => {
-    if (!server) return resolve()
-    server.closeAllConnections()
-    server.close(() => resolve())
-  })
+  await server?.close()
   await edge?.close()
   await origin?.close()
 })

@@ -1,6 +1,5 @@
 // The booking origin's demo page in headless Chromium, through the edge as `npm start` wires it:
 // a person picks seats, holds them, pays, and sees the seat map change.
-import { serve } from '@hono/node-server'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { buildBooking } from '../src/entry/booking.js'
@@ -8,12 +7,13 @@ import type { Edge } from '../src/entry/build.js'
 import { launchChromium } from './support/browser.js'
 import { testEdge } from './support/edge.js'
 import { freePort } from './support/redis-server.js'
+import { type Served, serveOnFreePort } from './support/serve.js'
 
 let browser: Browser
 let edge: Edge
 let booking: Awaited<ReturnType<typeof buildBooking>>
 let edgeUrl: string
-const servers: ReturnType<typeof serve>[] = []
+const servers: Served[] = []
 
 beforeAll(async () => {
   const [edgePort, originPort] = [await freePort(), await freePort()]
@@ -30,14 +30,14 @@ beforeAll(async () => {
     rooms: [{ id: 'page-demo', paths: ['/'], totalActiveUsers: 10, newUsersPerMinute: 600 }],
     originUrl: `http://127.0.0.1:${originPort}`,
   })
-  servers.push(serve({ fetch: booking.app.fetch, hostname: '127.0.0.1', port: originPort }))
-  servers.push(serve({ fetch: edge.app.fetch, hostname: '127.0.0.1', port: edgePort }))
-  await Promise.all(servers.map((s) => new Promise((r) => (s.listening ? r(null) : s.once('listening', r)))))
+  // Each knows the other's URL before it starts: the ports are picked first.
+  servers.push(await serveOnFreePort(booking.app.fetch, { port: originPort }))
+  servers.push(await serveOnFreePort(edge.app.fetch, { port: edgePort }))
   browser = await launchChromium()
 })
 afterAll(async () => {
   await browser?.close()
-  for (const s of servers) await new Promise((r) => s.close(r))
+  for (const s of servers) await s.close()
   await edge?.close()
   await booking?.close()
 })

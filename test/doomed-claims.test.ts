@@ -3,8 +3,6 @@
 // (docs/errors.md; src/origin/refusals.ts writes it without an AnteroomError) and equals what the
 // database path answers for the same seats. A malformed body is a 400 naming the field before the
 // gate is asked, sold out or not, and a body is still held to its size limit however it is sent.
-import type { AddressInfo } from 'node:net'
-import { type ServerType, serve } from '@hono/node-server'
 import { createLocalJWKSet } from 'jose'
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest'
 import { TestPaymentProvider } from '../src/adapters/payments/test-provider.js'
@@ -25,13 +23,14 @@ import { shortItems } from '../src/origin/claims.js'
 import { OriginGate } from '../src/origin/gate.js'
 import { Reconciler } from '../src/origin/reconciler.js'
 import { itemsShortBody, SHORT_HEADERS, seatsTakenBody, TAKEN_HEADERS } from '../src/origin/refusals.js'
+import { type Served, serveOnFreePort } from './support/serve.js'
 
 let real: Db
 let redis: RedisClient
 let tokens: AdmissionTokens
 /** Every statement the origins under test sent. */
 const sent: string[] = []
-const servers: ServerType[] = []
+const servers: Served[] = []
 let seq = 0
 
 beforeAll(async () => {
@@ -46,7 +45,7 @@ beforeAll(async () => {
   })
 })
 afterAll(async () => {
-  for (const s of servers) s.close()
+  for (const s of servers) await s.close()
   redis.disconnect()
   await real.close()
 })
@@ -82,10 +81,9 @@ async function origin(gated: boolean, seed: { rows?: string[]; items?: { id: str
     gate,
     admission: { jwksUrl: 'http://127.0.0.1:1/', issuer: 'anteroom', audience: 'origin', keys: createLocalJWKSet(tokens.jwks()) },
   })
-  const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 })
+  const server = await serveOnFreePort(app.fetch)
   servers.push(server)
-  await new Promise((resolve) => server.once('listening', resolve))
-  return { event, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }
+  return { event, url: server.url }
 }
 
 const tokenFor = (visitor: string) =>

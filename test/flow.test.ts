@@ -1,18 +1,18 @@
 // The whole flow as `npm start` wires it: a visitor goes through the edge, is admitted, and books
 // on the booking origin, which checks admissions against the edge's JWKS URL over HTTP.
-import { serve } from '@hono/node-server'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { buildBooking } from '../src/entry/booking.js'
 import type { Edge } from '../src/entry/build.js'
 import { cookieFetch } from './support/cookie-fetch.js'
 import { testEdge } from './support/edge.js'
 import { freePort } from './support/redis-server.js'
+import { type Served, serveOnFreePort } from './support/serve.js'
 
 let edge: Edge
 let booking: Awaited<ReturnType<typeof buildBooking>>
 let edgeUrl: string
 let originUrl: string
-const servers: ReturnType<typeof serve>[] = []
+const servers: Served[] = []
 
 beforeAll(async () => {
   const [edgePort, originPort] = [await freePort(), await freePort()]
@@ -26,12 +26,12 @@ beforeAll(async () => {
     room: 'demo',
   })
   edge = await testEdge({ rooms: [{ id: 'demo', paths: ['/'], totalActiveUsers: 100, newUsersPerMinute: 600 }], originUrl })
-  servers.push(serve({ fetch: booking.app.fetch, hostname: '127.0.0.1', port: originPort }))
-  servers.push(serve({ fetch: edge.app.fetch, hostname: '127.0.0.1', port: edgePort }))
-  await Promise.all(servers.map((s) => new Promise((r) => (s.listening ? r(null) : s.once('listening', r)))))
+  // Each knows the other's URL before it starts: the ports are picked first.
+  servers.push(await serveOnFreePort(booking.app.fetch, { port: originPort }))
+  servers.push(await serveOnFreePort(edge.app.fetch, { port: edgePort }))
 })
 afterAll(async () => {
-  for (const s of servers) await new Promise((r) => s.close(r))
+  for (const s of servers) await s.close()
   await edge.close()
   await booking.close()
 })

@@ -6,8 +6,6 @@
 // shadow lane's page when it fails (no place in the store). Without JavaScript the page says it needs
 // it. The test writes docs/human-check-page.png.
 import { mkdir } from 'node:fs/promises'
-import type { Server } from 'node:http'
-import { serve } from '@hono/node-server'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { type HumanCheckProvider, startHumanCheckProvider } from '../scripts/lib/human-check-provider.js'
@@ -16,8 +14,8 @@ import { launchChromium, recordCspViolations } from './support/browser.js'
 import { ManualClock } from './support/clock.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
-import { freePort } from './support/redis-server.js'
 import { T0, workerRuntime } from './support/runtimes.js'
+import { serveOnFreePort } from './support/serve.js'
 
 const PAGE_WAIT = { timeout: 30_000, interval: 50 }
 const ROOM = { id: 'hc', paths: ['/hc'], totalActiveUsers: 1, newUsersPerMinute: 60, abandonAfterSeconds: 3600, humanCheck: 'turnstile' }
@@ -54,23 +52,12 @@ afterAll(async () => {
 /** A real edge over HTTP on a free loopback port, with its own manual clock and embedded store. */
 async function serveEdge(): Promise<{ edge: Edge; base: string }> {
   const edge = await testEdge({ rooms: [ROOM], originUrl: origin.url, clock: new ManualClock(T0), env: env() })
-  const port = await freePort()
-  const server = serve({ fetch: edge.app.fetch, hostname: '127.0.0.1', port }) as Server
-  await new Promise<void>((resolve, reject) => {
-    if (server.listening) resolve()
-    else {
-      server.once('listening', () => resolve())
-      server.once('error', reject)
-    }
-  })
+  const server = await serveOnFreePort(edge.app.fetch)
   closers.push(async () => {
-    await new Promise<void>((resolve) => {
-      server.closeAllConnections()
-      server.close(() => resolve())
-    })
+    await server.close()
     await edge.close()
   })
-  return { edge, base: `http://127.0.0.1:${port}` }
+  return { edge, base: server.url }
 }
 
 /** What a page did wrong: console errors, uncaught errors, CSP reports. */

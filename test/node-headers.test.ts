@@ -2,16 +2,15 @@
 // (src/adapters/node/headers.ts) instead of through Hono. An origin or a check that read them
 // differently would be a way around the line, so this compares the two readings over real HTTP/1.1
 // on Node's server, for spellings a client may choose: case, repeats, spaces, tabs, empty values.
-import type { Server } from 'node:http'
 import { connect } from 'node:net'
-import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { nodeVisitorHeaders } from '../src/adapters/node/headers.js'
 import { POW_HEADER } from '../src/core/pow.js'
 import { honoHeaders } from '../src/http/request.js'
+import { type Served, serveOnFreePort } from './support/serve.js'
 
-let server: Server
+let server: Served
 let port: number
 
 beforeAll(async () => {
@@ -20,16 +19,12 @@ beforeAll(async () => {
     return c.json({ hono: honoHeaders(c), node: nodeVisitorHeaders(c) ?? null })
   })
   app.onError((err, c) => c.json({ error: err.message }, 400))
-  server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }) as Server
-  await new Promise<void>((resolve) => (server.listening ? resolve() : server.once('listening', () => resolve())))
-  const address = server.address()
-  if (address === null || typeof address === 'string') throw new Error('no port')
-  port = address.port
+  server = await serveOnFreePort(app.fetch)
+  port = server.port
 })
 
 afterAll(async () => {
-  server.closeAllConnections()
-  await new Promise<void>((resolve) => server.close(() => resolve()))
+  await server.close()
 })
 
 /** Sends the header lines as written and returns the status and body. */

@@ -4,8 +4,6 @@
 // HTTP by a Node edge, by the Worker in workerd and by the origin; real answers of both edges and the
 // origin (on a real PostgreSQL server) match their schemas; and the schemas made from the code's own
 // (room settings, request bodies) accept and refuse what the code does.
-import type { Server } from 'node:http'
-import { serve } from '@hono/node-server'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import type { Hono } from 'hono'
@@ -26,6 +24,7 @@ import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
 import { freePort } from './support/redis-server.js'
 import { type RequestTarget, T0, type TestEdge, workerRuntime } from './support/runtimes.js'
+import { type Served, serveOnFreePort } from './support/serve.js'
 import { Visitor } from './support/visitor.js'
 
 type Doc = Record<string, unknown> & { paths: Record<string, Record<string, Operation>> }
@@ -86,12 +85,8 @@ class DocumentCheck {
 /** A target that goes over HTTP to wherever the URL says. */
 const overHttp: RequestTarget = { request: (url, init) => fetch(url, init) }
 
-async function listen(app: Hono, port = 0): Promise<{ url: string; close(): Promise<void> }> {
-  const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port }) as Server
-  await new Promise((r) => (server.listening ? r(null) : server.once('listening', r)))
-  const address = server.address() as { port: number }
-  return { url: `http://127.0.0.1:${address.port}`, close: () => new Promise<void>((r) => server.close(() => r())) }
-}
+/** An app on a loopback port: a free one, or `port` when the other app must know it first. */
+const listen = (app: Hono, port?: number): Promise<Served> => serveOnFreePort(app.fetch, { port })
 
 // --- the documents ---------------------------------------------------------------------------------
 
@@ -203,9 +198,9 @@ const EDGE_CATCH_ALLS: Record<string, string> = {
 
 let echo: OriginServer
 let edge: Edge
-let edgeServer: { url: string; close(): Promise<void> }
+let edgeServer: Served
 let booking: Awaited<ReturnType<typeof buildBooking>>
-let bookingServer: { url: string; close(): Promise<void> }
+let bookingServer: Served
 const EVENT = `oa${Date.now().toString(36)}`
 const day = 86_400_000
 

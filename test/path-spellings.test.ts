@@ -4,14 +4,13 @@
 // on the Worker in workerd, for each origin: no answer carries the secret, and the origin's log shows no
 // request for the secret file without an Anteroom-Admission header. The admitted visitor still gets the file
 // under ordinary spellings, and nothing under the reserved /_anteroom prefix reaches the origin.
-import type { Server } from 'node:http'
 import { connect } from 'node:net'
 import { resolve } from 'node:path'
-import { serve } from '@hono/node-server'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { testEdge } from './support/edge.js'
 import { startNginx } from './support/nginx.js'
 import { type RequestTarget, workerRuntime } from './support/runtimes.js'
+import { serveOnFreePort } from './support/serve.js'
 import { type OriginHit, type StaticOrigin, startPythonOrigin } from './support/static-origins.js'
 import { Visitor } from './support/visitor.js'
 
@@ -233,15 +232,12 @@ interface RawEdge {
 async function startEdge(runtime: 'node' | 'worker', originUrl: string): Promise<RawEdge> {
   if (runtime === 'node') {
     const edge = await testEdge({ rooms: [ROOM], originUrl })
-    const server = serve({ fetch: edge.app.fetch, hostname: '127.0.0.1', port: 0 }) as Server
-    await new Promise((r) => server.once('listening', r))
-    const { port } = server.address() as { port: number }
+    const server = await serveOnFreePort(edge.app.fetch)
     return {
-      port,
+      port: server.port,
       app: edge.app,
       async close() {
-        server.closeAllConnections()
-        await new Promise((r) => server.close(r))
+        await server.close()
         await edge.close()
       },
     }

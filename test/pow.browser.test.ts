@@ -4,8 +4,6 @@
 // and reloads into the queue page, which then polls as usual. Without JavaScript the page says that
 // this room needs it, and nobody gets a place. The solve times are printed (never asserted): the
 // README quotes them.
-import type { Server } from 'node:http'
-import { serve } from '@hono/node-server'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { nodeDigest } from '../src/adapters/node/digest.js'
@@ -15,8 +13,8 @@ import { launchChromium, recordCspViolations } from './support/browser.js'
 import { ManualClock } from './support/clock.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
-import { freePort } from './support/redis-server.js'
 import { type RequestTarget, T0, workerRuntime } from './support/runtimes.js'
+import { serveOnFreePort } from './support/serve.js'
 import { Visitor } from './support/visitor.js'
 
 const PAGE_WAIT = { timeout: 30_000, interval: 50 }
@@ -46,23 +44,12 @@ afterAll(async () => {
 /** A real edge over HTTP on a free loopback port, with its own manual clock and embedded store. */
 async function serveEdge(): Promise<{ edge: Edge; base: string }> {
   const edge = await testEdge({ rooms: [ROOM], originUrl: origin.url, clock: new ManualClock(T0) })
-  const port = await freePort()
-  const server = serve({ fetch: edge.app.fetch, hostname: '127.0.0.1', port }) as Server
-  await new Promise<void>((resolve, reject) => {
-    if (server.listening) resolve()
-    else {
-      server.once('listening', () => resolve())
-      server.once('error', reject)
-    }
-  })
+  const server = await serveOnFreePort(edge.app.fetch)
   closers.push(async () => {
-    await new Promise<void>((resolve) => {
-      server.closeAllConnections()
-      server.close(() => resolve())
-    })
+    await server.close()
     await edge.close()
   })
-  return { edge, base: `http://127.0.0.1:${port}` }
+  return { edge, base: server.url }
 }
 
 /** Takes the room's one slot, so that the browsers that follow wait in line. */

@@ -7,7 +7,6 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { serve } from '@hono/node-server'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { textExporter } from '../src/core/metrics.js'
 import { buildBooking } from '../src/entry/booking.js'
@@ -17,6 +16,7 @@ import { testEdge } from './support/edge.js'
 import { freshDatabase } from './support/postgres-server.js'
 import { freePort } from './support/redis-server.js'
 import { freshDb } from './support/runtimes.js'
+import { type Served, serveOnFreePort } from './support/serve.js'
 
 const TOKEN = 'scrape-token-0123456789abcdefgh'
 let edge: Edge
@@ -27,7 +27,7 @@ let prometheus: ChildProcess | undefined
 let promUrl: string
 let dir: string
 let database: Awaited<ReturnType<typeof freshDatabase>>
-const servers: ReturnType<typeof serve>[] = []
+const servers: Served[] = []
 
 beforeAll(async () => {
   const [edgePort, originPort, promPort] = [await freePort(), await freePort(), await freePort()]
@@ -50,9 +50,9 @@ beforeAll(async () => {
     redisUrl: `${inject('redisUrl')}/${await freshDb(inject('redisUrl'))}`,
     env: { ANTEROOM_METRICS_TOKEN: TOKEN },
   })
-  servers.push(serve({ fetch: booking.app.fetch, hostname: '127.0.0.1', port: originPort }))
-  servers.push(serve({ fetch: edge.app.fetch, hostname: '127.0.0.1', port: edgePort }))
-  await Promise.all(servers.map((s) => new Promise((r) => (s.listening ? r(null) : s.once('listening', r)))))
+  // Each knows the other's URL before it starts: the ports are picked first.
+  servers.push(await serveOnFreePort(booking.app.fetch, { port: originPort }))
+  servers.push(await serveOnFreePort(edge.app.fetch, { port: edgePort }))
 
   dir = mkdtempSync(join(tmpdir(), 'anteroom-prometheus-'))
   const job = (name: string, path: string, port: number, token?: string) =>
@@ -93,7 +93,7 @@ afterAll(async () => {
     process.kill(prometheus.pid, 'SIGTERM')
     await exited
   }
-  for (const s of servers) await new Promise((r) => s.close(r))
+  for (const s of servers) await s.close()
   await edge.close()
   await booking.close()
   await database.drop()

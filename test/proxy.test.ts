@@ -5,7 +5,6 @@
 import { createHash } from 'node:crypto'
 import { createServer as createHttpServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http'
 import { connect, createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net'
-import { serve } from '@hono/node-server'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { UndiciOrigin } from '../src/adapters/undici/origin.js'
 import { loadConfig } from '../src/config/index.js'
@@ -13,6 +12,7 @@ import { buildEdge, type Edge } from '../src/entry/build.js'
 import { createEdgeApp } from '../src/http/app.js'
 import { type OriginHandler, type OriginServer, startOrigin } from './support/origin-server.js'
 import { freePort } from './support/redis-server.js'
+import { type Served, serveOnFreePort } from './support/serve.js'
 
 const ROOM = 'shop'
 const ADMISSION_COOKIE = `anteroom_a_${ROOM}`
@@ -20,31 +20,6 @@ const QUEUE_COOKIE = `anteroom_q_${ROOM}`
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-interface Served {
-  port: number
-  close(): Promise<void>
-}
-
-async function serveApp(fetch: (req: Request, env?: unknown) => Response | Promise<Response>): Promise<Served> {
-  const port = await freePort()
-  const server = serve({ fetch, hostname: '127.0.0.1', port }) as Server
-  await new Promise<void>((resolve, reject) => {
-    if (server.listening) resolve()
-    else {
-      server.once('listening', () => resolve())
-      server.once('error', reject)
-    }
-  })
-  return {
-    port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }),
-  }
-}
 
 interface Reply {
   status: number
@@ -292,13 +267,13 @@ beforeAll(async () => {
     ANTEROOM_MAX_BODY_BYTES: String(16 * 1024 * 1024),
   })
   edge = await buildEdge(config, { originUrl: origin.url, log: (event, fields) => logged.push({ event, fields }) })
-  main = await serveApp(edge.app.fetch)
+  main = await serveOnFreePort(edge.app.fetch)
 
   refusedOrigin = new UndiciOrigin({ url: `http://127.0.0.1:${await freePort()}` })
-  refused = await serveApp(createEdgeApp({ ...edge.deps, origin: refusedOrigin }).fetch)
+  refused = await serveOnFreePort(createEdgeApp({ ...edge.deps, origin: refusedOrigin }).fetch)
 
   impatientOrigin = new UndiciOrigin({ url: origin.url, headersTimeout: 200 })
-  impatient = await serveApp(createEdgeApp({ ...edge.deps, origin: impatientOrigin }).fetch)
+  impatient = await serveOnFreePort(createEdgeApp({ ...edge.deps, origin: impatientOrigin }).fetch)
 
   uploadOrigin = createHttpServer((req, res) => {
     const hash = createHash('sha256')
@@ -316,7 +291,7 @@ beforeAll(async () => {
   await new Promise<void>((r) => uploadOrigin.listen(0, '127.0.0.1', r))
   uploadOriginPort = (uploadOrigin.address() as { port: number }).port
   uploadProxy = new UndiciOrigin({ url: `http://127.0.0.1:${uploadOriginPort}` })
-  upload = await serveApp(createEdgeApp({ ...edge.deps, origin: uploadProxy }).fetch)
+  upload = await serveOnFreePort(createEdgeApp({ ...edge.deps, origin: uploadProxy }).fetch)
 
   evil = createNetServer((socket) => {
     evilConnections++

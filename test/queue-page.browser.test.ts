@@ -4,8 +4,6 @@
 // The page's polling is also run against the Worker edge in workerd.
 // It also writes the screenshots in docs/ (a phone and a desktop), overwriting them on each run.
 import { mkdir } from 'node:fs/promises'
-import type { Server } from 'node:http'
-import { serve } from '@hono/node-server'
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import type { Edge } from '../src/entry/build.js'
@@ -14,8 +12,8 @@ import { launchChromium, recordCspViolations } from './support/browser.js'
 import { ManualClock } from './support/clock.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
-import { freePort } from './support/redis-server.js'
 import { type RequestTarget, workerRuntime } from './support/runtimes.js'
+import { serveOnFreePort } from './support/serve.js'
 import { Visitor } from './support/visitor.js'
 
 const T0 = 1_800_000_000_000
@@ -60,23 +58,12 @@ interface Served {
 async function serveEdge(rooms: Record<string, unknown>[]): Promise<Served> {
   const clock = new ManualClock(T0)
   const edge = await testEdge({ rooms, originUrl: origin.url, clock })
-  const port = await freePort()
-  const server = serve({ fetch: edge.app.fetch, hostname: '127.0.0.1', port }) as Server
-  await new Promise<void>((resolve, reject) => {
-    if (server.listening) resolve()
-    else {
-      server.once('listening', () => resolve())
-      server.once('error', reject)
-    }
-  })
+  const server = await serveOnFreePort(edge.app.fetch)
   closers.push(async () => {
-    await new Promise<void>((resolve) => {
-      server.closeAllConnections()
-      server.close(() => resolve())
-    })
+    await server.close()
     await edge.close()
   })
-  return { edge, clock, base: `http://127.0.0.1:${port}` }
+  return { edge, clock, base: server.url }
 }
 
 const room = (over: Record<string, unknown>) => ({

@@ -5,8 +5,6 @@
 // test only moves the edge's clock and has other visitors join over HTTP. It writes the screenshots
 // docs/schedule-*.png, overwriting them on each run.
 import { mkdir } from 'node:fs/promises'
-import type { Server } from 'node:http'
-import { serve } from '@hono/node-server'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Edge } from '../src/entry/build.js'
@@ -14,8 +12,8 @@ import { launchChromium, recordCspViolations } from './support/browser.js'
 import { ManualClock } from './support/clock.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
-import { freePort } from './support/redis-server.js'
 import type { RequestTarget } from './support/runtimes.js'
+import { type Served, serveOnFreePort } from './support/serve.js'
 import { Visitor } from './support/visitor.js'
 
 const T0 = 1_800_000_000_000 // 2027-01-15T08:00:00Z
@@ -33,7 +31,7 @@ let browser: Browser
 let origin: OriginServer
 let edge: Edge
 let clock: ManualClock
-let server: Server
+let server: Served | undefined
 let base: string
 /** The edge over real HTTP, for the other visitors (the Visitor helper's cookie jar, fetch underneath). */
 let http: RequestTarget
@@ -62,22 +60,14 @@ beforeAll(async () => {
     originUrl: origin.url,
     clock,
   })
-  const port = await freePort()
   // The browser's requests (its page script sets the anteroom_js cookie) wait while `hold` is set:
   // a slow link, so that the others' joins come first.
   const fetchThroughGate = async (req: Request) => {
     if (hold !== null && /(^|; )anteroom_js=/.test(req.headers.get('cookie') ?? '')) await hold
     return edge.app.fetch(req)
   }
-  server = serve({ fetch: fetchThroughGate, hostname: '127.0.0.1', port }) as Server
-  await new Promise<void>((resolve, reject) => {
-    if (server.listening) resolve()
-    else {
-      server.once('listening', () => resolve())
-      server.once('error', reject)
-    }
-  })
-  base = `http://127.0.0.1:${port}`
+  server = await serveOnFreePort(fetchThroughGate)
+  base = server.url
   http = {
     request: (url, init) => {
       const u = new URL(url)
@@ -90,11 +80,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close()
-  await new Promise<void>((resolve) => {
-    if (!server) return resolve()
-    server.closeAllConnections()
-    server.close(() => resolve())
-  })
+  await server?.close()
   await edge?.close()
   await origin?.close()
 })

@@ -1,7 +1,6 @@
 // The edge as a Worker, in workerd (Miniflare, the bundle wrangler builds for a deploy): the same HTTP
 // behaviour suite as on Node, with Redis reached through StoreRelay Durable Objects.
 import { connect } from 'node:net'
-import { serve } from '@hono/node-server'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { CLIENT_KEEP_ALIVE_MS } from '../sim/simulate.js'
 import { memoryStores } from '../src/adapters/memory/stores.js'
@@ -16,6 +15,7 @@ import { edgePagesContract } from './contract/edge-pages.js'
 import { TEST_SECRET } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
 import { nodeRuntime, workerRuntime } from './support/runtimes.js'
+import { serveOnFreePort } from './support/serve.js'
 import { Visitor } from './support/visitor.js'
 import { startWorker } from './support/worker.js'
 
@@ -154,12 +154,9 @@ describe('the Worker itself', () => {
     // as it closes fails. The simulator's clients must give a connection up first (CLIENT_KEEP_ALIVE_MS).
     const worker = await startWorker({ script: inject('workerProductionScript'), vars: { ANTEROOM_ORIGIN: origin.url } })
     started.push(worker)
-    const node = serve({ fetch: () => new Response('ok'), hostname: '127.0.0.1', port: 0 })
-    await new Promise((r) => (node.listening ? r(null) : node.once('listening', r)))
-    started.push({ close: () => new Promise<void>((r) => node.close(() => r())) })
-    const address = node.address()
-    const nodeUrl = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`
-    const [onWorkerd, onNode] = await Promise.all([idleCloseMs(worker.url), idleCloseMs(nodeUrl)])
+    const node = await serveOnFreePort(() => new Response('ok'))
+    started.push(node)
+    const [onWorkerd, onNode] = await Promise.all([idleCloseMs(worker.url), idleCloseMs(node.url)])
     expect(onWorkerd).toBeGreaterThan(CLIENT_KEEP_ALIVE_MS)
     expect(onNode).toBeGreaterThan(CLIENT_KEEP_ALIVE_MS)
     // Both do close one (workerd and Node after 5 s today): were it never, this test would prove nothing.
