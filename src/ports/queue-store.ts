@@ -94,7 +94,7 @@ export interface RoomWatch {
   abandoned: number
 }
 
-/** What a watch samples of the active set, besides the rest (core/eta.ts asks for it). */
+/** What a watch samples of the active set, besides the rest (core/line-observation.ts lookFor asks for it). */
 export interface WatchLook {
   ranks: readonly number[]
   visitors: readonly string[]
