@@ -4,7 +4,11 @@
 // Redis, and keeps these steps in this order; test/differential.test.ts drives both with the same
 // random operations and compares every answer.
 import { isDrawnArrival } from './draw.js'
+import { CATCH_UP_US, dueAdmissions, grantBudget, paceAfter } from './pace.js'
 import type { AdmissionLimits } from './settings.js'
+
+// The pace and the budget are core/pace.ts; re-exported here, as the rule's own.
+export { type BudgetInput, CATCH_UP_US, dueAdmissions, emissionIntervalUs, grantBudget, paceAfter, perSecondCap } from './pace.js'
 
 /** Most visitors one poll admits or drops; the rest wait for the next poll. */
 export const MAX_STEP = 500
@@ -14,8 +18,6 @@ export const SEEN_BUCKETS = 16384
 export const MAX_SWEEP = 16
 export const MINUTE_MS = 60_000
 export const TEN_SECONDS_MS = 10_000
-/** How far a room that was not polled may catch up on its pace: one second's worth. */
-export const CATCH_UP_US = 1_000_000
 /** An admin's "end session" keeps that visitor out this long, unless an admin lets them in again. */
 export const ENDED_KEEP_MS = 24 * 3600_000
 /** A scheduled room's draw is kept this long after its opening (Redis; the embedded store keeps it). */
@@ -48,66 +50,6 @@ export function seenBucketOf(visitor: string): number {
   let h = 0
   for (let i = 0; i < visitor.length; i++) h = (h * 31 + visitor.charCodeAt(i)) % SEEN_BUCKETS
   return h
-}
-
-/**
- * The gap between two admissions at `newUsersPerMinute`, µs (a whole number, so that Lua and
- * TypeScript compute the same; the rounding makes the rate a hair faster, never slower).
- */
-export function emissionIntervalUs(newUsersPerMinute: number): number {
-  return Math.floor(60_000_000 / newUsersPerMinute)
-}
-
-/**
- * The pace of admissions (GCRA): each admission has a slot on the room's timeline, one emission
- * interval after the one before; the next is due one interval after the last slot (`lastSlotUs`), at
- * the rate in force now (so a change of rate takes effect at once), and a room that was not polled
- * catches up on at most CATCH_UP_US. Returns how many are due now and the time they count from.
- */
-export function dueAdmissions(lastSlotUs: number | undefined, nowUs: number, newUsersPerMinute: number): { due: number; fromUs: number } {
-  const interval = emissionIntervalUs(newUsersPerMinute)
-  // A room that has admitted nobody yet is like any idle room: one second's credit.
-  const fromUs = lastSlotUs === undefined ? nowUs - CATCH_UP_US : Math.max(lastSlotUs + interval, nowUs - CATCH_UP_US)
-  if (fromUs > nowUs) return { due: 0, fromUs }
-  return { due: 1 + Math.floor((nowUs - fromUs) / interval), fromUs }
-}
-
-/** Most admissions in any one second: the per-second share of the rate, plus one. */
-export function perSecondCap(newUsersPerMinute: number): number {
-  return Math.floor(newUsersPerMinute / 60) + 1
-}
-
-/**
- * The last slot after `granted` admissions. What the per-second cap held back stays due: a later poll
- * may admit it, within the cap, as the second slides on. The pace never runs more than CATCH_UP_US
- * behind the time (dueAdmissions), so no more than a second's admissions are ever owed.
- */
-export function paceAfter(
-  lastSlotUs: number | undefined,
-  pace: { due: number; fromUs: number },
-  granted: number,
-  newUsersPerMinute: number,
-): number | undefined {
-  return granted > 0 ? pace.fromUs + (granted - 1) * emissionIntervalUs(newUsersPerMinute) : lastSlotUs
-}
-
-export interface BudgetInput {
-  totalActiveUsers: number
-  newUsersPerMinute: number
-  active: number
-  /** Admissions due by the pace (dueAdmissions). */
-  due: number
-  /** Admitted in (now − 1 s, now]. */
-  admittedLastSecond: number
-}
-
-/**
- * How many the room may admit now: free slots, what the pace has made due, and no more than the
- * per-second cap in any second. Not capped by MAX_STEP or by who is waiting; may be negative or
- * fractional (the simulator works with fluid visitors).
- */
-export function grantBudget(b: BudgetInput): number {
-  return Math.min(b.totalActiveUsers - b.active, b.due, perSecondCap(b.newUsersPerMinute) - b.admittedLastSecond)
 }
 
 /** A sorted set as the rule needs it: members ordered by (score, member), as in Redis. */
