@@ -10,6 +10,7 @@
 import { createLocalJWKSet } from 'jose'
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { until } from '../scripts/lib/until.js'
 import { TestPaymentProvider } from '../src/adapters/payments/test-provider.js'
 import type { Db } from '../src/adapters/postgres/db.js'
 import { migrate } from '../src/adapters/postgres/migrate.js'
@@ -43,10 +44,8 @@ afterAll(async () => {
   await sql?.end({ timeout: 5 })
 })
 
-/** Resolves once check() holds, asking again after each answer. */
-async function until(check: () => Promise<boolean>): Promise<void> {
-  while (!(await check())) await new Promise((r) => setImmediate(r))
-}
+/** Resolves once check() holds, asking again right after each answer (scripts/lib/until.ts). */
+const soon = (what: string, check: () => Promise<boolean>) => until(what, check, 60_000, 0)
 
 describe('prepared statements under a rush, with transactions alongside', () => {
   it('holds flooding a small pool while holds are confirmed and released: only expected answers, nothing lost, sold = tickets = paid', async () => {
@@ -132,7 +131,7 @@ describe('prepared statements under a rush, with transactions alongside', () => 
       }
     })
     // Once ten claims have met the lock timeout, the blocked seat is let go.
-    await until(async () => (statuses['hold 503 ERR_DB_BUSY'] ?? 0) >= 10)
+    await soon('ten claims refused as ERR_DB_BUSY', async () => (statuses['hold 503 ERR_DB_BUSY'] ?? 0) >= 10)
     unblock()
     await blocker
 
@@ -170,7 +169,7 @@ describe('prepared statements under a rush, with transactions alongside', () => 
       await other`SET LOCAL deadlock_timeout = '10s'`
       await other`SELECT id FROM holds WHERE id = ${dl.hold.id} FOR UPDATE`
       released = slowStore.release(dl.hold.id, 'dl-visitor')
-      await until(async () => {
+      await soon('the release waiting on the row lock', async () => {
         const [w] =
           await sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '-- hold-finish.sql%'`
         return (w?.n ?? 0) > 0

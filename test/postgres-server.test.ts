@@ -2,6 +2,7 @@
 // Read Committed semantics for racing conditional updates (what a booking origin relies on).
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { until } from '../scripts/lib/until.js'
 
 const table = `pg_server_smoke_${process.pid}`
 let sql: postgres.Sql
@@ -15,14 +16,6 @@ afterAll(async () => {
   await sql`drop table if exists ${sql(table)}`
   await sql.end({ timeout: 5 })
 })
-
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (await check()) return
-    await new Promise((r) => setTimeout(r, 10))
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
 
 describe('PostgreSQL test server', () => {
   it('answers queries on the anteroom database, with fsync off', async () => {
@@ -47,10 +40,10 @@ describe('PostgreSQL test server', () => {
       const ra = await a`update ${sql(table)} set v = 'a' where id = 1 and v = 'free'`
       // b's identical update has to wait for a's row lock...
       const rb = b`update ${sql(table)} set v = 'b' where id = 1 and v = 'free'`.execute()
-      await until(async () => {
+      await until('the second update to wait on the row lock', async () => {
         const [row] = await sql`select wait_event_type from pg_stat_activity where pid = ${bBackend?.pid}`
         return row?.wait_event_type === 'Lock'
-      }, 'the second update to wait on the row lock')
+      })
       // ...and once a commits, Read Committed re-evaluates its WHERE on the new row version: no match.
       await a`commit`
       const rbDone = await rb

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { until as pollUntil } from '../scripts/lib/until.js'
 import { textExporter } from '../src/core/metrics.js'
 import { buildBooking } from '../src/entry/booking.js'
 import type { Edge } from '../src/entry/build.js'
@@ -111,16 +112,12 @@ async function query(q: string): Promise<{ metric: Record<string, string>; value
 /** Waits (real time: Prometheus scrapes every second) until a query's first value satisfies `ok`. */
 async function until(q: string, ok: (v: number) => boolean): Promise<number> {
   let last: number | undefined
-  for (let i = 0; i < 150; i++) {
-    try {
-      last = (await query(q))[0]?.value
-      if (last !== undefined && ok(last)) return last
-    } catch {
-      // Prometheus is still starting.
-    }
-    await new Promise((r) => setTimeout(r, 200))
+  const right = async () => {
+    last = (await query(q))[0]?.value
+    return last !== undefined && ok(last)
   }
-  throw new Error(`${q} never came right (last: ${last})`)
+  await pollUntil(() => `${q} (last: ${last})`, right, 30_000, 200)
+  return last as number
 }
 
 /** A browser's fetch with a cookie jar, at the edge. */

@@ -11,6 +11,10 @@ import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { freePort } from './free-port.js'
 import { type RedisServer, startRedis } from './redis-server.js'
+import { until } from './until.js'
+
+/** The poll the failover waits with, for the tests that import it from here. */
+export { until }
 
 export const MASTER_NAME = 'anteroom'
 
@@ -62,20 +66,6 @@ export interface Failover {
 
 const DOWN_AFTER_MS = 1000
 const FAILOVER_TIMEOUT_MS = 3000
-
-/** Polls `check` every 25 ms until it holds; throws after `ms`. For process state only, never for the product. */
-export async function until(what: string, check: () => Promise<boolean>, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    try {
-      if (await check()) return
-    } catch {
-      // not yet: a node or sentinel that is starting, failing over or gone
-    }
-    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${ms} ms`)
-    await new Promise((r) => setTimeout(r, 25))
-  }
-}
 
 function quickClient(port: number): Redis {
   const c = new Redis({

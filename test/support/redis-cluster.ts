@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Cluster, Redis } from 'ioredis'
+import { until as untilWithin } from '../../scripts/lib/until.js'
 import { type RedisServer, startRedis } from './redis-server.js'
 
 export interface TestCluster {
@@ -84,18 +85,8 @@ export interface ClusterFailover {
 /** How long a node may be unreachable before the cluster calls it failed (Redis's default is 15 s). */
 export const CLUSTER_NODE_TIMEOUT_MS = 1000
 
-async function until(what: string, check: () => Promise<boolean>, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    try {
-      if (await check()) return
-    } catch {
-      // not yet: a node that is starting, failing over or gone
-    }
-    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${ms} ms`)
-    await new Promise((r) => setTimeout(r, 25))
-  }
-}
+/** Polls (scripts/lib/until.ts) for at most 30 s: a cluster's start and failover take longer than a single server's. */
+const until = (what: string, check: () => Promise<boolean>) => untilWithin(what, check, 30_000)
 
 async function ask(port: number, ...args: string[]): Promise<unknown> {
   const c = new Redis({

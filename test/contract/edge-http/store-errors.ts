@@ -2,6 +2,7 @@
 // Run on each runtime by edgeHttpContract.
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { until } from '../../../scripts/lib/until.js'
 import { type RedisServer, startRedis } from '../../support/redis-server.js'
 import type { RequestTarget } from '../../support/runtimes.js'
 import { Visitor } from '../../support/visitor.js'
@@ -89,7 +90,13 @@ export function storeErrorsContract(c: EdgeHttpContext): void {
 
       await redis.stop()
       // The edge notices at once (no offline queue): its health check says so.
-      await waitFor(async () => (await app.request('http://shop.test/_anteroom/health')).status === 503)
+      // A real server event (Redis stopping): the assertions never depend on time.
+      await until(
+        'the edge unhealthy (503) with Redis stopped',
+        async () => (await app.request('http://shop.test/_anteroom/health')).status === 503,
+        10_000,
+        50,
+      )
       await clock.advance(5_000)
       // And it answers at once while Redis is away: nobody waits on a connection that is not there.
       // Measured in requests to the origin sent one after another alongside, not in milliseconds: a
@@ -158,7 +165,12 @@ export function storeErrorsContract(c: EdgeHttpContext): void {
       // Redis comes back empty on the same port. A newcomer polls first, yet the visitor who was
       // already in line gets their earlier place back from their token.
       redis = await startRedis([], redis.port)
-      await waitFor(async () => (await app.request('http://shop.test/_anteroom/health')).status === 200)
+      await until(
+        'the edge healthy again with Redis back',
+        async () => (await app.request('http://shop.test/_anteroom/health')).status === 200,
+        10_000,
+        50,
+      )
       await clock.advance(5_000)
       const newcomer = new Visitor()
       expect(await newcomer.status(app, 'line')).toMatchObject({ position: 1, waiting: 1 })
@@ -205,13 +217,4 @@ async function pollsAlongsideOrigin(
 
 function median(values: number[]): number {
   return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
-}
-
-/** Waits for a real server event (Redis stopping or coming back); the assertions never depend on time. */
-async function waitFor(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (await check()) return
-    await new Promise((r) => setTimeout(r, 50))
-  }
-  throw new Error('condition not reached')
 }
