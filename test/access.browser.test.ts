@@ -4,16 +4,14 @@
 // uses, revokes the link after a confirmation, and finds it all in the audit log; a visitor in line
 // types a code into the queue page's form and is put in the priority lane, before the public line; a
 // wrong code gets a page that says so. Screenshots: docs/admin-access.png, docs/queue-page-code.png.
-import { mkdir } from 'node:fs/promises'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import type { Edge } from '../src/entry/build.js'
-import { launchChromium, recordCspViolations } from './support/browser.js'
+import { type ChromiumOnApp, chromiumOn, recordCspViolations } from './support/browser.js'
 import { ManualClock } from './support/clock.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
 import { freshDb, T0 } from './support/runtimes.js'
-import { type Served, serveOnFreePort } from './support/serve.js'
 
 const ADMIN = 'nina-admin-token-0123456789abcdef'
 const PAGE_WAIT = { timeout: 20_000, interval: 100 }
@@ -21,7 +19,7 @@ const PAGE_WAIT = { timeout: 20_000, interval: 100 }
 let browser: Browser
 let origin: OriginServer
 let edge: Edge
-let server: Served | undefined
+let chromium: ChromiumOnApp | undefined
 let base: string
 const clock = new ManualClock(T0)
 
@@ -47,15 +45,13 @@ beforeAll(async () => {
     clock,
     adminTokens: `nina:${ADMIN}`,
   })
-  server = await serveOnFreePort(edge.app.fetch)
-  base = server.url
-  browser = await launchChromium()
-  await mkdir('docs', { recursive: true })
+  chromium = await chromiumOn(edge.app.fetch)
+  browser = chromium.browser
+  base = chromium.base
 })
 
 afterAll(async () => {
-  await browser?.close()
-  await server?.close()
+  await chromium?.close()
   await edge?.close()
   await origin?.close()
 })

@@ -3,16 +3,14 @@
 // the room's network rule first), names the field of a refused rule next to it, adds, changes and
 // removes rules (the removal after a confirmation), switches the human check on, and the audit log
 // says what was done. The test writes docs/admin-bypass.png.
-import { mkdir } from 'node:fs/promises'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Edge } from '../src/entry/build.js'
-import { launchChromium, recordCspViolations } from './support/browser.js'
+import { type ChromiumOnApp, chromiumOn, recordCspViolations } from './support/browser.js'
 import { ManualClock } from './support/clock.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
 import { T0, withSocketAddress } from './support/runtimes.js'
-import { type Served, serveOnFreePort } from './support/serve.js'
 import { Visitor } from './support/visitor.js'
 
 const ADMIN = 'ines-admin-token-0123456789abcdef'
@@ -21,7 +19,7 @@ const PAGE_WAIT = { timeout: 20_000, interval: 100 }
 let browser: Browser
 let origin: OriginServer
 let edge: Edge
-let server: Served | undefined
+let chromium: ChromiumOnApp | undefined
 let base: string
 
 beforeAll(async () => {
@@ -52,15 +50,13 @@ beforeAll(async () => {
   const app = withSocketAddress(edge.app)
   for (const ip of ['10.20.1.1', '10.20.1.2'])
     expect((await new Visitor('http://shop.test', ip).request(app, '/tickets/x')).status).toBe(200)
-  server = await serveOnFreePort(edge.app.fetch)
-  base = server.url
-  browser = await launchChromium()
-  await mkdir('docs', { recursive: true })
+  chromium = await chromiumOn(edge.app.fetch)
+  browser = chromium.browser
+  base = chromium.base
 })
 
 afterAll(async () => {
-  await browser?.close()
-  await server?.close()
+  await chromium?.close()
   await edge?.close()
   await origin?.close()
 })

@@ -4,7 +4,6 @@
 // the event sold out after 40 minutes), the edge's sampler recording each minute as it begins (the test
 // calls it, as its timer would). The page must show what the JSON report says, draw its charts and mark
 // the sold-out minute; the test writes docs/admin-report.png, overwriting it on each run.
-import { mkdir } from 'node:fs/promises'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 // @ts-expect-error TS7016: the admin UI is plain JavaScript; the page writes a percentile with this function
@@ -12,12 +11,11 @@ import { percentileText } from '../admin/ui/report.js'
 import type { Report } from '../src/core/report.js'
 import type { Edge } from '../src/entry/build.js'
 import type { StockSnapshot } from '../src/ports/claim-gate.js'
-import { launchChromium, recordCspViolations } from './support/browser.js'
+import { type ChromiumOnApp, chromiumOn, recordCspViolations } from './support/browser.js'
 import { ManualClock } from './support/clock.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
 import { freshDb, type RequestTarget, withSocketAddress } from './support/runtimes.js'
-import { type Served, serveOnFreePort } from './support/serve.js'
 import { Visitor } from './support/visitor.js'
 
 /** 2027-01-15T08:00:00Z: a minute's start. */
@@ -33,7 +31,7 @@ let browser: Browser
 let origin: OriginServer
 let edge: Edge
 let app: RequestTarget
-let server: Served | undefined
+let chromium: ChromiumOnApp | undefined
 let base: string
 const clock = new ManualClock(T0)
 
@@ -112,15 +110,13 @@ beforeAll(async () => {
     await step(0, 0, false)
   }
   await edge.deps.rooms.settled()
-  server = await serveOnFreePort(edge.app.fetch)
-  base = server.url
-  browser = await launchChromium()
-  await mkdir('docs', { recursive: true })
+  chromium = await chromiumOn(edge.app.fetch)
+  browser = chromium.browser
+  base = chromium.base
 })
 
 afterAll(async () => {
-  await browser?.close()
-  await server?.close()
+  await chromium?.close()
   await edge?.close()
   await origin?.close()
 })

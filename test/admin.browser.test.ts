@@ -3,16 +3,14 @@
 // through the same app in this process; the test moves the clock and records the 10-s history
 // samples itself (the edge's own sampler runs on real time). It also writes the admin screenshots in
 // docs/, overwriting them on each run.
-import { mkdir } from 'node:fs/promises'
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Edge } from '../src/entry/build.js'
-import { launchChromium, recordCspViolations } from './support/browser.js'
+import { type ChromiumOnApp, chromiumOn, recordCspViolations } from './support/browser.js'
 import { ManualClock } from './support/clock.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
 import { withSocketAddress } from './support/runtimes.js'
-import { type Served, serveOnFreePort } from './support/serve.js'
 import { Visitor } from './support/visitor.js'
 
 const T0 = 1_800_000_000_000
@@ -35,7 +33,7 @@ let origin: OriginServer
 let edge: Edge
 let clock: ManualClock
 let base: string
-let server: Served | undefined
+let chromium: ChromiumOnApp | undefined
 /** Everyone who joined the sale, in order. */
 const crowd: Visitor[] = []
 
@@ -61,15 +59,13 @@ beforeAll(async () => {
     clock,
     adminTokens: `maya:${MAYA},sam:${SAM}`,
   })
-  server = await serveOnFreePort(edge.app.fetch)
-  base = server.url
-  browser = await launchChromium()
-  await mkdir('docs', { recursive: true })
+  chromium = await chromiumOn(edge.app.fetch)
+  browser = chromium.browser
+  base = chromium.base
 })
 
 afterAll(async () => {
-  await browser?.close()
-  await server?.close()
+  await chromium?.close()
   await edge?.close()
   await origin?.close()
 })

@@ -4,16 +4,14 @@
 // the opening and its place in line, and reaches the origin, all by its own polls (every 2 s); the
 // test only moves the edge's clock and has other visitors join over HTTP. It writes the screenshots
 // docs/schedule-*.png, overwriting them on each run.
-import { mkdir } from 'node:fs/promises'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Edge } from '../src/entry/build.js'
-import { launchChromium, recordCspViolations } from './support/browser.js'
+import { type ChromiumOnApp, chromiumOn, recordCspViolations } from './support/browser.js'
 import { ManualClock } from './support/clock.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
 import type { RequestTarget } from './support/runtimes.js'
-import { type Served, serveOnFreePort } from './support/serve.js'
 import { Visitor } from './support/visitor.js'
 
 const T0 = 1_800_000_000_000 // 2027-01-15T08:00:00Z
@@ -31,7 +29,7 @@ let browser: Browser
 let origin: OriginServer
 let edge: Edge
 let clock: ManualClock
-let server: Served | undefined
+let chromium: ChromiumOnApp | undefined
 let base: string
 /** The edge over real HTTP, for the other visitors (the Visitor helper's cookie jar, fetch underneath). */
 let http: RequestTarget
@@ -66,21 +64,19 @@ beforeAll(async () => {
     if (hold !== null && /(^|; )anteroom_js=/.test(req.headers.get('cookie') ?? '')) await hold
     return edge.app.fetch(req)
   }
-  server = await serveOnFreePort(fetchThroughGate)
-  base = server.url
+  chromium = await chromiumOn(fetchThroughGate)
+  browser = chromium.browser
+  base = chromium.base
   http = {
     request: (url, init) => {
       const u = new URL(url)
       return fetch(`${base}${u.pathname}${u.search}`, init)
     },
   }
-  browser = await launchChromium()
-  await mkdir('docs', { recursive: true })
 })
 
 afterAll(async () => {
-  await browser?.close()
-  await server?.close()
+  await chromium?.close()
   await edge?.close()
   await origin?.close()
 })
