@@ -22,7 +22,7 @@ import type { OriginLane, PendingClaim } from './lane/client.js'
 import type { ConfirmOutcome, HoldOutcome, OriginMeters } from './metrics.js'
 import { demoPage } from './page.js'
 import type { Reconciler } from './reconciler.js'
-import { itemsShortBody, SHORT_HEADERS, seatsTakenBody, TAKEN_HEADERS } from './refusals.js'
+import { itemsShortBody, SHORT_HEADERS, seatsTakenBody, TAKEN_HEADERS, takenMessage } from './refusals.js'
 import {
   ADMISSION_HEADER,
   type Admission,
@@ -191,7 +191,7 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
   }
 
   const taken409 = (c: Context, taken: string[], nearest: string[]) =>
-    answer(c, new AnteroomError('ERR_SEATS_TAKEN', `Taken: ${taken.join(', ') || 'some of these seats'}`, { extra: { taken, nearest } }))
+    answer(c, new AnteroomError('ERR_SEATS_TAKEN', takenMessage(taken), { extra: { taken, nearest } }))
 
   /**
    * The gate's refusal, in the words the database would use: seats taken first, else items short.

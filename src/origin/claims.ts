@@ -12,6 +12,7 @@
 import { type ObjectNode, readBody } from '../core/body-schema.js'
 import { AnteroomError } from '../core/errors.js'
 import { type EventInfo, type Hold, ITEM_KEY, type ItemClaim } from '../ports/seat-store.js'
+import { shortMessage } from './refusals.js'
 
 export const MAX_SEATS_PER_REQUEST = 50
 export const MAX_ITEMS_PER_REQUEST = 20
@@ -129,8 +130,7 @@ export function heldBody(hold: Hold) {
 
 /** Some items have fewer units left than the hold asked for: a 409 saying what is left of each. */
 export function shortItems(short: { item: string; wanted: number; left: number }[]): AnteroomError {
-  const what = short.map((s) => `${s.item} (${s.wanted} wanted, ${s.left} left)`).join(', ')
-  return new AnteroomError('ERR_ITEMS_SHORT', `Not enough left: ${what}`, { field: 'items', extra: { short } })
+  return new AnteroomError('ERR_ITEMS_SHORT', shortMessage(short), { field: 'items', extra: { short } })
 }
 
 export function unknownItems(unknown: string[]): AnteroomError {

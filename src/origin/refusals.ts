@@ -21,13 +21,22 @@ function headersOf(code: 'ERR_SEATS_TAKEN' | 'ERR_ITEMS_SHORT'): Readonly<Record
 export const TAKEN_HEADERS = headersOf('ERR_SEATS_TAKEN')
 export const SHORT_HEADERS = headersOf('ERR_ITEMS_SHORT')
 
+/** ERR_SEATS_TAKEN's message, on both paths (the gate's and the database's). */
+export function takenMessage(taken: readonly string[]): string {
+  return `Taken: ${taken.join(', ') || 'some of these seats'}`
+}
+
+/** ERR_ITEMS_SHORT's message, on both paths. */
+export function shortMessage(short: readonly { item: string; wanted: number; left: number }[]): string {
+  return `Not enough left: ${short.map((s) => `${s.item} (${s.wanted} wanted, ${s.left} left)`).join(', ')}`
+}
+
 /** ERR_SEATS_TAKEN's body: the seats asked for that are taken (at least one), and free ones near them. */
 export function seatsTakenBody(taken: readonly string[], nearest: readonly string[]): string {
-  return JSON.stringify({ error: { code: 'ERR_SEATS_TAKEN', message: `Taken: ${taken.join(', ')}`, taken, nearest } })
+  return JSON.stringify({ error: { code: 'ERR_SEATS_TAKEN', message: takenMessage(taken), taken, nearest } })
 }
 
 /** ERR_ITEMS_SHORT's body: the items with fewer units left than asked for. */
 export function itemsShortBody(short: readonly { item: string; wanted: number; left: number }[]): string {
-  const what = short.map((s) => `${s.item} (${s.wanted} wanted, ${s.left} left)`).join(', ')
-  return JSON.stringify({ error: { code: 'ERR_ITEMS_SHORT', message: `Not enough left: ${what}`, field: 'items', short } })
+  return JSON.stringify({ error: { code: 'ERR_ITEMS_SHORT', message: shortMessage(short), field: 'items', short } })
 }
