@@ -111,3 +111,15 @@ export async function fillLine(
     expires,
   )
 }
+
+/** The first poll admits, and a one-hour session is not renewed during the bench. */
+export const OPEN_ROOM = {
+  id: 'open',
+  paths: ['/'],
+  mode: 'fifo',
+  totalActiveUsers: 10_000_000,
+  newUsersPerMinute: 6_000_000,
+  sessionDurationSeconds: 3600,
+  refreshSeconds: 20,
+  abandonAfterSeconds: 3600,
+}

@@ -137,13 +137,17 @@ local function finish()
   ffi.C.tgkill(pid, pid, 2)
 end
 
+local function counted(status)
+  responses = responses + 1
+  statuses[status] = (statuses[status] or 0) + 1
+  if amount > 0 and responses >= amount then
+    finish()
+  end
+end
+
 if answers_file == nil then
   function response(status)
-    responses = responses + 1
-    statuses[status] = (statuses[status] or 0) + 1
-    if amount > 0 and responses >= amount then
-      finish()
-    end
+    counted(status)
   end
 else
   function response(status, headers, body)
@@ -151,11 +155,7 @@ else
       answers = assert(io.open(answers_file, "w"))
     end
     answers:write(status, "\t", (body:gsub("[\r\n]", " ")), "\n")
-    responses = responses + 1
-    statuses[status] = (statuses[status] or 0) + 1
-    if amount > 0 and responses >= amount then
-      finish()
-    end
+    counted(status)
   end
 end
 

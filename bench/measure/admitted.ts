@@ -32,21 +32,10 @@ import {
   sleep,
   type Target,
 } from '../lib.js'
+import { OPEN_ROOM } from '../line.js'
 import { MONITOR_SAMPLE } from './redis-calls.js'
 
 const TARGET = { op: '>=', value: 0.85 } as const
-/** The first poll admits, and a one-hour session is not renewed during the bench. */
-const OPEN_ROOM = {
-  id: 'open',
-  paths: ['/'],
-  mode: 'fifo',
-  totalActiveUsers: 10_000_000,
-  newUsersPerMinute: 6_000_000,
-  sessionDurationSeconds: 3600,
-  refreshSeconds: 20,
-  abandonAfterSeconds: 3600,
-}
-
 /** Fresh admissions per burst, and bursts per target. */
 const BURST = 2000
 const BURST_ROUNDS = 3

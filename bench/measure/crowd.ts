@@ -29,6 +29,7 @@ import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../../sr
 import { admissionCookieName } from '../../src/http/cookies.js'
 import { startEdge } from '../edge.js'
 import { type Child, fmtMs, log, type Measured, type Row, SETTINGS, startChild } from '../lib.js'
+import { OPEN_ROOM } from '../line.js'
 import { type BookingDatabase, deadlocks, POOL } from '../postgres.js'
 import { admitFresh } from './admitted.js'
 import { CROWD, type Crowd, type CrowdRound, crowdRound, directCrowd, EVENT_READ, edgeCrowd, type Origin, ROOM } from './crowd-round.js'
@@ -81,16 +82,7 @@ export const CROWD_VARIANTS: readonly CrowdVariant[] = [
 ]
 
 /** The edge's room: everybody is let in at once, for an hour. */
-const SALE_ROOM = {
-  id: ROOM,
-  paths: ['/'],
-  mode: 'fifo',
-  totalActiveUsers: 10_000_000,
-  newUsersPerMinute: 6_000_000,
-  sessionDurationSeconds: 3600,
-  refreshSeconds: 20,
-  abandonAfterSeconds: 3600,
-}
+const SALE_ROOM = { ...OPEN_ROOM, id: ROOM }
 
 const msText = (n: number) => fmtMs(n, 1)
 const slug = (s: string) => s.replace(/[^a-z0-9]+/gi, '_')
