@@ -8,11 +8,9 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import type { Db } from '../src/adapters/postgres/db.js'
-import { migrate } from '../src/adapters/postgres/migrate.js'
-import { postgresDb } from '../src/adapters/postgres/postgres-js.js'
 import { seedEvent } from '../src/adapters/postgres/seed.js'
-import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../src/core/admission-token.js'
-import { type LaneRig, laneRig } from './support/lane.js'
+import type { AdmissionTokens } from '../src/core/admission-token.js'
+import { type LaneRig, laneBase, laneRig } from './support/lane.js'
 
 let db: Db
 let tokens: AdmissionTokens
@@ -21,13 +19,7 @@ const rigs: LaneRig[] = []
 const children: ChildProcess[] = []
 
 beforeAll(async () => {
-  db = postgresDb(inject('postgresUrl'), { max: 10 })
-  await migrate(db)
-  tokens = new AdmissionTokens({
-    keys: await importSigningKeys([await generateSigningJwk('edge-1')]),
-    issuer: 'anteroom',
-    audience: 'origin',
-  })
+  ;({ db, tokens } = await laneBase())
 })
 afterAll(async () => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL')

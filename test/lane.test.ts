@@ -6,17 +6,15 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import type { Db } from '../src/adapters/postgres/db.js'
 import { PostgresLaneStore } from '../src/adapters/postgres/lane-store.js'
-import { migrate } from '../src/adapters/postgres/migrate.js'
-import { postgresDb } from '../src/adapters/postgres/postgres-js.js'
 import { seedEvent } from '../src/adapters/postgres/seed.js'
 import { RedisClaimLane } from '../src/adapters/redis/claim-lane.js'
 import { laneKeys } from '../src/adapters/redis/keys.js'
 import { luaScripts } from '../src/adapters/redis/scripts.js'
-import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../src/core/admission-token.js'
+import type { AdmissionTokens } from '../src/core/admission-token.js'
 import type { Allocator } from '../src/origin/lane/allocator.js'
 import type { LaneAnswer, LaneConsumer } from '../src/ports/claim-lane.js'
 import { ManualClock } from './support/clock.js'
-import { type LaneRig, laneRig } from './support/lane.js'
+import { type LaneRig, laneBase, laneRig } from './support/lane.js'
 import { startSingleNodeCluster } from './support/redis-cluster.js'
 import { freePort } from './support/redis-server.js'
 
@@ -26,13 +24,7 @@ let seq = 0
 const rigs: LaneRig[] = []
 
 beforeAll(async () => {
-  db = postgresDb(inject('postgresUrl'), { max: 10 })
-  await migrate(db)
-  tokens = new AdmissionTokens({
-    keys: await importSigningKeys([await generateSigningJwk('edge-1')]),
-    issuer: 'anteroom',
-    audience: 'origin',
-  })
+  ;({ db, tokens } = await laneBase())
 })
 afterAll(async () => {
   for (const r of rigs) await r.close()

@@ -1,21 +1,36 @@
 // An ordered lane for tests (src/origin/lane): the booking origin on the shared PostgreSQL server with
 // the lane on for chosen events, on a Redis client of its own, and allocators made on demand.
 import { createLocalJWKSet } from 'jose'
+import { inject } from 'vitest'
 import { MemoryClaimGate } from '../../src/adapters/memory/claim-gate.js'
 import { TestPaymentProvider } from '../../src/adapters/payments/test-provider.js'
 import type { Db } from '../../src/adapters/postgres/db.js'
 import { PostgresLaneStore } from '../../src/adapters/postgres/lane-store.js'
+import { migrate } from '../../src/adapters/postgres/migrate.js'
+import { postgresDb } from '../../src/adapters/postgres/postgres-js.js'
 import { PostgresSeatStore } from '../../src/adapters/postgres/seat-store.js'
 import { RedisClaimGate } from '../../src/adapters/redis/claim-gate.js'
 import { RedisClaimLane } from '../../src/adapters/redis/claim-lane.js'
 import { connectRedis, type RedisClient, whenReady } from '../../src/adapters/redis/connect.js'
 import { luaScripts } from '../../src/adapters/redis/scripts.js'
-import type { AdmissionTokens } from '../../src/core/admission-token.js'
+import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../../src/core/admission-token.js'
 import { createOriginApp } from '../../src/origin/app.js'
 import { OriginGate } from '../../src/origin/gate.js'
 import { Allocator, type AllocatorOptions } from '../../src/origin/lane/allocator.js'
 import { OriginLane } from '../../src/origin/lane/client.js'
 import { Reconciler } from '../../src/origin/reconciler.js'
+
+/** What every lane test starts from: a migrated pool on the run's PostgreSQL server, and admission tokens as an edge signs them. */
+export async function laneBase(): Promise<{ db: Db; tokens: AdmissionTokens }> {
+  const db = postgresDb(inject('postgresUrl'), { max: 10 })
+  await migrate(db)
+  const tokens = new AdmissionTokens({
+    keys: await importSigningKeys([await generateSigningJwk('edge-1')]),
+    issuer: 'anteroom',
+    audience: 'origin',
+  })
+  return { db, tokens }
+}
 
 export interface LaneRig {
   app: ReturnType<typeof createOriginApp>
