@@ -82,11 +82,13 @@ async function runSequence(
       // Now and then the visitor just redeemed an access code: its lane arrival (core/access.ts), earlier or later than a lane place held.
       const lane = r.next() < 0.12 ? now * 1000 - 2 ** 48 + r.int(20_000_000) : undefined
       op = `poll ${visitor} ${arrival ?? '-'} ${draw ?? '-'} ${lane ?? '-'}`
-      const hint: { epoch?: number; active: number; outage?: number } = view.life
+      const hint: { epoch?: number; active: number; outage?: number; late?: number } = view.life
         ? { epoch: view.life.epoch, active: view.active }
         : { active: view.active }
       // Now and then the edge reports that it could not reach the store (an outage it answered busy).
       if (outage !== undefined) hint.outage = outage
+      // Now and then the edge serves its polls late (core/lateness.ts), by up to abandonAfter and past it.
+      if (r.next() < 0.15) hint.late = r.pick([250, 1000, 2500, 4000, 9000])
       const input = { room, visitor, arrival, tokenExpires, draw, lane, limits, now, hint }
       run = (s) => s.poll(input)
     } else if (roll < 0.7) {

@@ -121,6 +121,9 @@ export interface Life {
   /** The latest outage an edge reported (EdgeHint.outage), and until when the line is held for it, ms. */
   outage: number
   holdUntil: number
+  /** The most lateness an edge reported (EdgeHint.late), ms, and until when it counts (lateSlack). */
+  late: number
+  lateUntil: number
 }
 
 /** What every poll answer says of the room's life, so that edges can tell when the store goes back in time. */
@@ -141,6 +144,11 @@ export interface EdgeHint {
    * visitors kept polling meanwhile, answered busy, and the store did not see them (holdLine).
    */
   outage?: number
+  /**
+   * How late this edge serves its visitors' polls now, ms (core/lateness.ts), when it is: the sweep
+   * then allows that much more silence (lateSlack). Absent or 0 for an edge that keeps up.
+   */
+  late?: number
 }
 
 export interface Poll {
@@ -201,8 +209,17 @@ export type PollAnswer = (
 export function expire(room: RoomState, now: number): void {
   room.active.removeUpTo(now)
   room.admissions.removeUpTo(now - MINUTE_MS)
-  room.used.removeUpTo(now)
   room.ended.removeUpTo(now - ENDED_KEEP_MS)
+}
+
+/**
+ * A used-up place's mark (`used`: the admission plus abandonAfter, which a token must outlast to
+ * restore the place) is kept an abandonAfter past it: a late edge reads a queue token up to
+ * abandonAfter past its expiry (core/lateness.ts), and one signed before the admission must still
+ * find the mark.
+ */
+export function expireUsed(room: RoomState, now: number, abandonAfterMs: number): void {
+  room.used.removeUpTo(now - abandonAfterMs)
 }
 
 /**
@@ -215,13 +232,14 @@ export function expire(room: RoomState, now: number): void {
  *      unless an admission used that place up before the token was signed; in a scheduled room's
  *      pre-queue a joiner takes their drawn place, which the draw notes; a redeemed code's lane
  *      arrival replaces a later place, or none, unless an admission used the place up);
- *   2. visitors silent for abandonAfter leave: at most MAX_SWEEP due seen buckets are checked, each
- *      dropping all its stale visitors (not while the line is held after an outage: holdLine);
+ *   2. visitors silent for abandonAfter (and the lateness an edge reported: lateSlack) leave: at most
+ *      MAX_SWEEP due seen buckets are checked, each dropping all its stale visitors (not while the
+ *      line is held after an outage: holdLine);
  *   3. in fifo mode, not recovering, not held and (if scheduled) open, the head of the line is admitted, grantBudget (at most
  *      MAX_STEP) of them, less the slots reserved for sessions from before a loss, paced
  *      by dueAdmissions: a poller's session starts now; an absent visitor has until abandonAfter
- *      after their last poll to collect it, and at least collectWindowMs (the store may have missed
- *      their last polls); each admission uses up the visitor's place;
+ *      (and lateSlack) after their last poll to collect it, and at least collectWindowMs (the store
+ *      may have missed their last polls); each admission uses up the visitor's place (expireUsed);
  *   4. each poller gets an answer.
  */
 export function pollRoom(
@@ -236,11 +254,13 @@ export function pollRoom(
   const life = room.life as Life
   const recovering = now < life.recoverUntil
   const holding = holdLine(room, limits, now, hint)
+  const slack = lateSlack(room, limits, now, hint)
   const opensAt = limits.opensAtMs ?? 0
   const scheduled = opensAt > 0
   const beforeOpening = now < opensAt
   const prequeue = scheduled && beforeOpening && now >= (limits.prequeueAtMs ?? 0)
   expire(room, now)
+  expireUsed(room, now, limits.abandonAfterMs)
   const arrivals: number[] = []
   const expiries: (number | undefined)[] = []
   let admittedNow = 0
@@ -301,13 +321,15 @@ export function pollRoom(
     }
   }
 
-  // 2. The silent leave (not while the line is held after an outage).
+  // 2. The silent leave (not while the line is held after an outage), as if it were `slack` earlier
+  // while an edge is late.
   let abandoned = 0
-  for (const b of holding ? [] : room.sweep.upTo(now, MAX_SWEEP)) {
+  const sweepAt = now - slack
+  for (const b of holding ? [] : room.sweep.upTo(sweepAt, MAX_SWEEP)) {
     const seen = room.seen(Number(b))
     let oldest: number | undefined
     for (const [visitor, at] of seen) {
-      if (at <= now - limits.abandonAfterMs) {
+      if (at <= sweepAt - limits.abandonAfterMs) {
         seen.delete(visitor)
         room.line.remove(visitor)
         abandoned++
@@ -348,7 +370,7 @@ export function pollRoom(
           expires = now + limits.sessionMs
           granted.set(v, expires)
         } else {
-          expires = (room.seen(seenBucketOf(v)).get(v) ?? now) + limits.abandonAfterMs
+          expires = (room.seen(seenBucketOf(v)).get(v) ?? now) + limits.abandonAfterMs + slack
         }
         unseen(v)
         room.line.remove(v)
@@ -413,12 +435,14 @@ export function beginLife(
     seq,
     outage: 0,
     holdUntil: 0,
+    late: 0,
+    lateUntil: 0,
   })
   if (room.life === undefined) {
     const forgotten = hint.epoch !== undefined || polls.some((p) => p.arrival !== undefined)
     room.life = forgotten
       ? recovering(hint.active, 0)
-      : { epoch: nowUs, born: now, recoverUntil: 0, reserved: 0, reservedUntil: 0, seq: 0, outage: 0, holdUntil: 0 }
+      : { epoch: nowUs, born: now, recoverUntil: 0, reserved: 0, reservedUntil: 0, seq: 0, outage: 0, holdUntil: 0, late: 0, lateUntil: 0 }
   } else if (hint.epoch === room.life.epoch && hint.seq !== undefined && hint.seq > room.life.seq) {
     room.life = recovering(Math.max(0, hint.active - room.active.size), hint.seq)
   }
@@ -446,6 +470,21 @@ export function holdLine(room: RoomState, limits: AdmissionLimits, now: number, 
     for (const v of room.active.upTo(until, MAX_EXTEND)) room.active.add(v, until)
   }
   return now < life.holdUntil
+}
+
+/**
+ * How much more silence than abandonAfter the sweep allows now, ms: the most lateness an edge reported
+ * (EdgeHint.late, at most abandonAfter) within the last abandonAfter, 0 when none did. A visitor whose
+ * poll waits at a late edge is not silent, and neither is one whose grant waits for that poll.
+ */
+export function lateSlack(room: RoomState, limits: AdmissionLimits, now: number, hint: EdgeHint): number {
+  const life = room.life as Life
+  if (now >= life.lateUntil) life.late = 0
+  if (hint.late !== undefined && hint.late > 0) {
+    life.late = Math.max(life.late, Math.min(hint.late, limits.abandonAfterMs))
+    life.lateUntil = now + limits.abandonAfterMs
+  }
+  return life.late
 }
 
 /**

@@ -6,8 +6,9 @@ import { arrivalTimeUs, type Lane, laneOfArrival, lineOf } from '../core/access.
 import { isAnteroomError } from '../core/errors.js'
 import type { QueuedPoll } from '../core/eta.js'
 import { asksHumanCheck, type HumanCheckStatus } from '../core/human-check.js'
+import { pollLateness } from '../core/lateness.js'
 import type { ChallengeStatus } from '../core/pow.js'
-import { newVisitorId } from '../core/queue-token.js'
+import { newVisitorId, type QueueTicket } from '../core/queue-token.js'
 import { type AdmissionLimits, type RoomSettings, type Schedule, schedulePhase } from '../core/settings.js'
 import { pollLimits, type StockStop, stockStop } from '../core/stock.js'
 import { asksStore, decideVisit, type KeptPlace, NO_PLACE, type PollOutcome, type Verdict, type VisitorStatus } from '../core/visit.js'
@@ -35,7 +36,10 @@ export type Answer =
 /** @param endedVisitor the visitor of an admission whose session an admin ended: they stay who they are (and out). */
 export function visit(edge: EdgeContext, room: RoomSettings, req: Incoming, endedVisitor?: string): Promise<Answer> {
   const now = edge.now()
-  const token = edge.deps.queueTokens.verify(readCookie(req.cookie, queueCookieName(room.id)), room.id, now)
+  // Read up to abandonAfter past its expiry; whether it still counts is the edge's lateness's to say.
+  const abandonMs = room.abandonAfterSeconds * 1000
+  const read = edge.deps.queueTokens.verify(readCookie(req.cookie, queueCookieName(room.id)), room.id, now - abandonMs)
+  const token = read === undefined ? undefined : onTime(edge, room, read, now, abandonMs)
   // A token of an identity without a place (an ended visitor's) keeps who they are, and restores nothing.
   const ticket = token?.arrival === NO_PLACE ? undefined : token
   const known = endedVisitor ?? token?.visitor
@@ -64,6 +68,18 @@ export function visit(edge: EdgeContext, room: RoomSettings, req: Incoming, ende
     (result) => answer(v, polledOutcome(v, result)),
     (err) => answer(v, unavailable(v, err)),
   )
+}
+
+/**
+ * A queue token read past its expiry still counts while this edge's lateness covers it (at most
+ * abandonAfter): the visitor polled when told, and the edge served the poll late (core/lateness.ts).
+ * Each token's poll tells how late the edge is.
+ */
+function onTime(edge: EdgeContext, room: RoomSettings, token: QueueTicket, now: number, abandonMs: number): QueueTicket | undefined {
+  const rooms = edge.deps.rooms
+  if (token.arrival !== NO_PLACE) rooms.noteLate(pollLateness(now, token.arrival, token.expires, abandonMs, room.refreshSeconds * 1000))
+  if (token.expires > now) return token
+  return token.expires > now - Math.min(rooms.late(), abandonMs) ? token : undefined
 }
 
 /** A visit, as the steps after the store call read it. */

@@ -192,6 +192,16 @@ export class RoomDirectory {
     this.lives.noteStoreFailure()
   }
 
+  /** A poll served now was this late, ms (life.ts, core/lateness.ts). */
+  noteLate(lateMs: number): void {
+    this.lives.noteLate(lateMs)
+  }
+
+  /** How late this edge serves its polls now, ms (life.ts). */
+  late(): number {
+    return this.lives.late()
+  }
+
   /** The wait of a queued visitor, from their poll and the last look: no store call (forecast.ts). */
   estimate(room: RoomSettings, poll: QueuedPoll, polls = true): WaitEstimate | null {
     return this.forecasts.estimate(room, poll, polls)

@@ -1,8 +1,10 @@
 // Each room's life in the store as this edge saw it (core/admission.ts LifeMark: when the store began
 // the room, and the most polls seen in that life), its active count, and when this edge last failed to
 // reach the store: what the edge tells the store with every poll (hint), so that a store that forgot a
-// room notices within a second, recovers the line and reserves the sessions it had.
+// room notices within a second, recovers the line and reserves the sessions it had; and how late this
+// edge serves its polls (core/lateness.ts), so that nobody is dropped for the edge's own delay.
 import type { EdgeHint, LifeMark } from '../core/admission.js'
+import { Lateness } from '../core/lateness.js'
 
 /** How long after a failed store call the edge tells the store of it (EdgeHint.outage). */
 const OUTAGE_HINT_MS = 5 * 60_000
@@ -18,6 +20,8 @@ export class RoomLives {
   private readonly hints = new Map<string, EdgeHint>()
   /** When this edge last failed to reach the store (ms), told to the store for OUTAGE_HINT_MS after (hint). */
   private storeFailedAt: number | undefined
+  /** How late this edge serves its polls, all rooms together (one event loop, or one isolate). */
+  private readonly lateness = new Lateness()
 
   constructor(private readonly now: () => number) {}
 
@@ -48,9 +52,20 @@ export class RoomLives {
     this.storeFailedAt = this.now()
   }
 
+  /** A poll served now was this late (core/lateness.ts pollLateness). */
+  noteLate(lateMs: number): void {
+    this.lateness.note(this.now(), lateMs)
+  }
+
+  /** How late this edge serves its polls now, ms (0 while it keeps up). */
+  late(): number {
+    return this.lateness.current(this.now())
+  }
+
   /**
    * What this edge tells the store with each poll: the life it saw, the active count of that life,
-   * and when it last could not reach the store (for a few minutes after; core/admission.ts holdLine).
+   * when it last could not reach the store (for a few minutes after; core/admission.ts holdLine), and
+   * how late it serves polls, while it does (lateSlack).
    */
   hint(room: string): EdgeHint {
     const life = this.lives.get(room)
@@ -59,10 +74,19 @@ export class RoomLives {
     const outage = this.storeFailedAt !== undefined && this.now() - this.storeFailedAt < OUTAGE_HINT_MS ? this.storeFailedAt : undefined
     // The same object while nothing in it changed, so that a store can keep its text (the Redis store's JSON).
     const last = this.hints.get(room)
-    if (last !== undefined && last.epoch === mark?.epoch && last.seq === mark?.seq && last.active === active && last.outage === outage)
+    const late = this.lateness.current(this.now())
+    if (
+      last !== undefined &&
+      last.epoch === mark?.epoch &&
+      last.seq === mark?.seq &&
+      last.active === active &&
+      last.outage === outage &&
+      (last.late ?? 0) === late
+    )
       return last
     const hint: EdgeHint = mark ? { epoch: mark.epoch, active, seq: mark.seq } : { active }
     if (outage !== undefined) hint.outage = outage
+    if (late > 0) hint.late = late
     this.hints.set(room, Object.freeze(hint))
     return hint
   }

@@ -9,6 +9,7 @@ import { afterAll, beforeAll } from 'vitest'
 import { type OriginServer, startOrigin } from '../support/origin-server.js'
 import type { EdgeRuntime, StartOptions, TestEdge } from '../support/runtimes.js'
 import { origin_handler, room } from './edge-http/common.js'
+import { lateEdgeContract } from './edge-http/late-edge.js'
 import { queueContract } from './edge-http/queue.js'
 import { routingContract } from './edge-http/routing.js'
 import { soldOutContract } from './edge-http/sold-out.js'
@@ -55,4 +56,5 @@ export function edgeHttpContract(runtime: EdgeRuntime): void {
   routingContract(c)
   waysAroundContract(c)
   storeErrorsContract(c)
+  lateEdgeContract(c)
 }

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest'
 import { ADMISSION_DEFAULTS, type AdmissionLimits } from '../../src/core/settings.js'
 import type { PollResult, QueueStore } from '../../src/ports/queue-store.js'
+import { latenessContract } from './queue-store-lateness.js'
 
 export interface StoreHarness {
   store: QueueStore
@@ -764,5 +765,7 @@ export function queueStoreContract(name: string, makeHarness: () => Promise<Stor
       expect(await store.stats(room, T0 + 60_000)).toMatchObject({ admittedLastMinute: 0 })
       expect(await store.ping()).toBe(true)
     })
+
+    latenessContract(makeHarness)
   })
 }

@@ -21,11 +21,12 @@
 --                         each a small hash visitor -> last poll ms (waiting visitors only).
 --                         Small hashes stay listpacks: ~30 B a visitor, where a sorted set takes ~120.
 --   KEYS[8] used  zset    visitor -> until when an admission used up their place, ms (their queue
---                         token's arrival no longer restores it)
+--                         token's arrival no longer restores it); kept an abandonAfter past that
 --   KEYS[9] ended zset    visitor -> when an admin ended their session, ms (no place for them)
 --   KEYS[10] pace string  the slot of the last admission on the room's timeline, µs (GCRA)
 --   KEYS[11] life hash    epoch, born, recoverUntil, reserved, reservedUntil, seq (polls answered),
---                         outage and holdUntil (the latest outage an edge reported, holdLine): the
+--                         outage and holdUntil (the latest outage an edge reported, holdLine), late
+--                         and lateUntil (the most lateness an edge reported, lateSlack): the
 --                         room's life in this store, a marker only a loss removes (beginLife in
 --                         core/admission.ts); a life with fewer polls than an edge saw went back in time
 --   KEYS[12] drawn zset   a scheduled room's draw: visitor -> drawn arrival µs (core/draw.ts), for
@@ -35,7 +36,8 @@
 --           passthrough), totalActiveUsers, newUsersPerMinute, abandonAfterMs, sessionMs, and for a
 --           scheduled room prequeueAtMs and opensAtMs
 --   ARGV[3] what the polling edge knows, JSON: {"epoch": the life it saw or absent, "active": n,
---           "seq": the most polls it saw in that life, "outage": when it last failed to reach the store}
+--           "seq": the most polls it saw in that life, "outage": when it last failed to reach the store,
+--           "late": how late it serves polls now, ms (core/lateness.ts), absent when it keeps up}
 --   ARGV[4] the polls, packed into one string (so that the edge writes one argument, not five per
 --           visitor): "<visitor>,<arrival>,<expires>,<draw>,<lane>;" per visitor, in order. The visitor
 --           id; the arrival µs from a verified queue token or empty (it restores a place Redis forgot);
@@ -93,7 +95,7 @@ local life = redis.call('HMGET', lifeKey, 'recoverUntil', 'reserved', 'reservedU
 local function recover(reserved, seq)
   local recoverUntil = now + recoveryMs(limits.refreshSeconds)
   redis.call('HSET', lifeKey, 'epoch', nowUs, 'born', now, 'recoverUntil', recoverUntil, 'reserved', reserved,
-    'reservedUntil', now + sessionMs, 'seq', seq, 'outage', 0, 'holdUntil', 0)
+    'reservedUntil', now + sessionMs, 'seq', seq, 'outage', 0, 'holdUntil', 0, 'late', 0, 'lateUntil', 0)
   return { recoverUntil, reserved, now + sessionMs, nowUs, now, seq }
 end
 if not life[1] then
@@ -105,7 +107,7 @@ if not life[1] then
     life = recover(hint.active, 0)
   else
     redis.call('HSET', lifeKey, 'epoch', nowUs, 'born', now, 'recoverUntil', 0, 'reserved', 0, 'reservedUntil', 0, 'seq', 0,
-      'outage', 0, 'holdUntil', 0)
+      'outage', 0, 'holdUntil', 0, 'late', 0, 'lateUntil', 0)
     life = { 0, 0, 0, nowUs, now, 0 }
   end
 elseif hint.epoch ~= nil and hint.seq ~= nil and hint.epoch == tonumber(life[4]) and hint.seq > tonumber(life[6]) then
@@ -117,7 +119,7 @@ local recovering = now < tonumber(life[1])
 -- An edge that could not reach the store says so (hint.outage): the line is held for 1.5 refreshes,
 -- nobody dropped for silence and nobody admitted, until everybody who kept polling is seen again
 -- (holdLine in core/admission.ts).
-local held = redis.call('HMGET', lifeKey, 'outage', 'holdUntil')
+local held = redis.call('HMGET', lifeKey, 'outage', 'holdUntil', 'late', 'lateUntil')
 local holdUntil = tonumber(held[2] or '0')
 if hint.outage ~= nil and hint.outage > tonumber(held[1] or '0') then
   local untilMs = now + collectWindowMs(limits.refreshSeconds)
@@ -128,6 +130,14 @@ if hint.outage ~= nil and hint.outage > tonumber(held[1] or '0') then
   for _, v in ipairs(soon) do redis.call('ZADD', act, untilMs, v) end
 end
 local holding = now < holdUntil
+-- An edge that serves polls late says how late (hint.late): for abandonAfter after, the sweep allows
+-- the most lateness reported (at most abandonAfter) on top of abandonAfter (lateSlack).
+local slack = 0
+if now < tonumber(held[4] or '0') then slack = tonumber(held[3] or '0') end
+if hint.late ~= nil and hint.late > 0 then
+  slack = math.max(slack, math.min(hint.late, abandonMs))
+  redis.call('HSET', lifeKey, 'late', slack, 'lateUntil', now + abandonMs)
+end
 local reserved = 0
 if now < tonumber(life[3]) then reserved = tonumber(life[2]) end
 
@@ -168,7 +178,9 @@ end
 -- 0. Sessions that ran out free their slots; the rate window keeps the last 60 s; old marks go.
 redis.call('ZREMRANGEBYSCORE', act, '-inf', nowText)
 redis.call('ZREMRANGEBYSCORE', adm, '-inf', text(now - 60000))
-redis.call('ZREMRANGEBYSCORE', used, '-inf', nowText)
+-- A used-up place's mark is kept an abandonAfter past it: a late edge reads a queue token up to
+-- abandonAfter past its expiry (expireUsed in core/admission.ts).
+redis.call('ZREMRANGEBYSCORE', used, '-inf', text(now - abandonMs))
 redis.call('ZREMRANGEBYSCORE', ended, '-inf', now - ENDED_KEEP_MS)
 -- Ended sessions are rare: while there are none, no visitor is looked up among them.
 local anyEnded = redis.call('ZCARD', ended) > 0
@@ -261,9 +273,11 @@ end
 if #toSweep > 0 then redis.call('ZADD', sweep, 'NX', unpack(toSweep)) end
 
 -- 2. Visitors silent for abandonAfter leave the line. Each bucket is due when its oldest entry
--- goes stale; checking it drops what is stale and schedules the bucket for its next oldest.
+-- goes stale; checking it drops what is stale and schedules the bucket for its next oldest. While an
+-- edge is late, as if it were `slack` earlier.
 local due = {}
-if not holding then due = redis.call('ZRANGEBYSCORE', sweep, '-inf', nowText, 'LIMIT', 0, MAX_SWEEP) end
+local sweepAt = now - slack
+if not holding then due = redis.call('ZRANGEBYSCORE', sweep, '-inf', text(sweepAt), 'LIMIT', 0, MAX_SWEEP) end
 local abandoned = 0
 for _, b in ipairs(due) do
   local key = seenPrefix .. b
@@ -272,7 +286,7 @@ for _, b in ipairs(due) do
   local gone = {}
   for j = 1, #entries, 2 do
     local seenAt = tonumber(entries[j + 1])
-    if seenAt <= now - abandonMs then
+    if seenAt <= sweepAt - abandonMs then
       gone[#gone + 1] = entries[j]
     elseif not oldest or seenAt < oldest then
       oldest = seenAt
@@ -317,14 +331,15 @@ if mode == 'fifo' and not recovering and not beforeOpening and not holding then
       local slots, events = {}, {}
       for _, v in ipairs(heads) do
         -- A visitor polling now starts their session; one who is away has until abandonAfter
-        -- after their last poll to come and collect it, and at least 1.5 refreshes from now
-        -- (collectWindowMs: the store may have missed their last polls, in an outage).
+        -- (and the slack for a late edge) after their last poll to come and collect it, and at least
+        -- 1.5 refreshes from now (collectWindowMs: the store may have missed their last polls, in an outage).
         local expires
         if polling[v] then
           expires = now + sessionMs
           granted[v] = expires
         else
-          expires = math.max(tonumber(redis.call('HGET', seenKey(v), v) or now) + abandonMs, now + collectWindowMs(limits.refreshSeconds))
+          expires = math.max(tonumber(redis.call('HGET', seenKey(v), v) or now) + abandonMs + slack,
+            now + collectWindowMs(limits.refreshSeconds))
         end
         unseen(v)
         useUp(v)
