@@ -39,6 +39,7 @@ import {
   noAdmissionAfterVerdict,
   nothingFreeStretches,
   type PublishedDraw,
+  placesKeptVerdict,
   placesVerdict,
   rateVerdicts,
   recoveryVerdict,
@@ -191,7 +192,9 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       excluded,
     }),
     fifoVerdict(all, abandonAfterMs, fault),
-    ...(fault ? [placesVerdict(visitors, abandonAfterMs, fault), recoveryVerdict(fault, admissions, recovery, o.scale)] : []),
+    ...(fault
+      ? [placesVerdict(visitors, abandonAfterMs, fault), recoveryVerdict(fault, admissions, recovery, o.scale)]
+      : [placesKeptVerdict(visitors, abandonAfterMs)]),
     abandonedVerdict(all, samples, { sessionMs, abandonAfterMs, slackMs: 1000, fault }),
     ...bookingVerdicts(visitors, booking),
     everyoneVerdict(all, o.soldOut === true),

@@ -120,6 +120,29 @@ export function placesVerdict(visitors: VisitorRecord[], abandonAfterMs: number,
 }
 
 /**
+ * Places kept, in a sale without a store fault: no visitor who kept polling (never abandonAfter apart,
+ * as they sent their polls) may see the arrival in their queue token move later. An edge that reads
+ * polls late must not count its own delay as the visitor's silence (core/lateness.ts).
+ */
+export function placesKeptVerdict(visitors: VisitorRecord[], abandonAfterMs: number): Verdict {
+  const back = visitors.filter((v) => !v.abandoned && (v.maxGapMs ?? 0) < abandonAfterMs && (v.movedBack ?? 0) > 0)
+  const first = back[0]?.movedBackFirst
+  const lapsed = back.filter((v) => (v.lapsedTokens ?? 0) > 0).length
+  return {
+    name: 'places kept',
+    ok: back.length === 0,
+    measured:
+      `${back.length} sent back` +
+      (first
+        ? ` (e.g. by ${(first.byMs / 1000).toFixed(2)} s at ${(first.at / 1000).toFixed(1)} s, ${(first.gapMs / 1000).toFixed(2)} s after its last answer; ${lapsed} of them with a token past its expiry when answered)`
+        : ''),
+    limit: '0',
+    detail:
+      'Visitors who kept polling: the arrival in their queue token must never move later, even when the edge reads their poll after the token expired (a late edge).',
+  }
+}
+
+/**
  * Slots held by abandoned visitors. A visitor who gave up is still granted if they reach the head before
  * the store drops them (abandonAfter after their last poll); nobody collects the admission and the slot
  * must come back abandonAfter after that last poll. Held: gave up, and a later arrival was certainly
