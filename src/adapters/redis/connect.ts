@@ -74,7 +74,7 @@ export function connectRedis(url: string, onError: (err: Error) => void = () => 
       sentinelCommandTimeout: 1000,
       // Not ioredis's own failoverDetector: on +switch-master it drops the connection even while a
       // reconnection is under way, and a reconnection interrupted that way ends the client for good
-      // (status "end", never retried; seen in test/redis-ha.test.ts when the master was killed).
+      // (status "end", never retried; seen in test/redis-sentinel.test.ts when the master was killed).
       // watchSentinels below does the same job only for a connection that is up.
       failoverDetector: false,
       // A connection dropped on purpose (watchSentinels) whose peer does not answer is destroyed after this.
