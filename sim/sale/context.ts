@@ -37,6 +37,13 @@ export function tokenExpiry(token: string | undefined): number | undefined {
   return tokenNumber(token, 4)
 }
 
+/** The visitor id in a queue token's text, if it has one: a new one means the edge saw a newcomer. */
+export function tokenVisitor(token: string | undefined): string | undefined {
+  if (token === undefined) return undefined
+  const parts = decodeURIComponent(token).split('.')
+  return parts[0] === 'q1' && parts.length >= 6 ? parts[2] : undefined
+}
+
 /** A base-36 field of a queue token's text (q1.room.visitor.arrival.expiry.mac). */
 function tokenNumber(token: string | undefined, field: 3 | 4): number | undefined {
   if (token === undefined) return undefined

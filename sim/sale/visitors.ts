@@ -6,7 +6,7 @@ import { nodeDigest } from '../../src/adapters/node/digest.js'
 import { leadingZeroBits } from '../../src/core/pow.js'
 import type { VisitorRecord } from '../verdicts.js'
 import { CLIENT_KEEP_ALIVE_MS, errorName, rng, SEATS_EVENT, type SimOptions, sleep } from './basics.js'
-import { type Jar, type RunContext, tokenArrival, tokenExpiry } from './context.js'
+import { type Jar, type RunContext, tokenArrival, tokenVisitor } from './context.js'
 import { shop } from './shoppers.js'
 
 /** How one visitor behaves, drawn before the sale. */
@@ -91,12 +91,16 @@ export async function visit(ctx: RunContext, v: VisitorRecord, plan: Plan, given
       )
       received = now()
       const state = r.json?.state
-      // A join: no cookie of the edge's, or a queue token that had lapsed by the time the answer came
-      // (its expiry, on the edge's clock, is the last poll plus abandonAfter): the edge then sees a
-      // newcomer. In a sale compressed 30 times abandonAfter is a few real seconds, and an edge slowed
-      // by an opening's burst lets some tokens lapse.
+      // A join: no cookie of the edge's, or a queue token the edge took as lapsed (it answered with
+      // another visitor id, or refused the join): it then saw a newcomer. A token past its expiry
+      // still counts at an edge that reads polls late (src/core/lateness.ts), so the expiry alone
+      // does not say; the answer does.
       const unadmitted = !jar.cookies.has(admissionCookie)
-      const lapsed = held !== undefined && unadmitted && (tokenExpiry(held) ?? Number.POSITIVE_INFINITY) <= Date.now()
+      const given = jar.cookies.get(queueCookie)
+      const lapsed =
+        held !== undefined &&
+        unadmitted &&
+        (r.status === 429 || (tokenVisitor(given) !== undefined && tokenVisitor(given) !== tokenVisitor(held)))
       if (lapsed) v.lapsedTokens = (v.lapsedTokens ?? 0) + 1
       const joining = lapsed || (held === undefined && unadmitted)
       if (joining && (!o.powDifficulty || answered !== undefined) && state !== 'scheduled') {
