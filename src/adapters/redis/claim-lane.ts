@@ -124,7 +124,7 @@ export class RedisClaimLane implements ClaimLane, LaneConsumer {
     })
     sub.on('error', () => {})
     // ioredis subscribes again by itself after a reconnection; answers published meanwhile are read
-    // from their keys by the waiting requests (OriginLane.hold).
+    // from their keys by the waiting requests (BookingLane.hold).
     await whenReady(sub, 2000)
     await storeCall(() => sub.psubscribe(LANE_DONE_PATTERN)).catch((err) => {
       sub.disconnect()
