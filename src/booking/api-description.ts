@@ -13,9 +13,9 @@ import {
   API_VERSION,
   type ApiSpec,
   closedObject as closed,
+  documentOnce,
   nullable,
   OPENAPI_DOCUMENT_SCHEMA,
-  openApiDocument,
   type ParameterSpec,
   type RouteSpec,
 } from '../core/openapi.js'
@@ -310,9 +310,5 @@ export const BOOKING_API: ApiSpec = {
   routes: BOOKING_ROUTES,
 }
 
-let bookingDocument: Readonly<JsonSchema> | undefined
-/** The origin's OpenAPI document (made once): what GET /openapi.json answers. */
-export function bookingApiDocument(): Readonly<JsonSchema> {
-  bookingDocument ??= openApiDocument(BOOKING_API)
-  return bookingDocument
-}
+/** The booking app's OpenAPI document (made once): what GET /openapi.json answers. */
+export const bookingApiDocument = documentOnce(BOOKING_API)

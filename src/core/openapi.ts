@@ -265,3 +265,12 @@ export function openApiDocument(api: ApiSpec): JsonSchema {
     components: { schemas: { ...api.schemas, ...errors }, securitySchemes: { ...api.securitySchemes } },
   }
 }
+
+/** The document of `api`, made on the first call and kept: what a GET of the document answers. */
+export function documentOnce(api: ApiSpec): () => Readonly<JsonSchema> {
+  let document: Readonly<JsonSchema> | undefined
+  return () => {
+    document ??= openApiDocument(api)
+    return document
+  }
+}
