@@ -1,9 +1,9 @@
-// The booking origin of measurement 7 (bench/measure/crowd.ts), in its own process: createOriginApp
+// The booking origin of measurement 7 (bench/measure/crowd.ts), in its own process: createBookingApp
 // over PostgreSQL (a pool of POOL) with the claim gate on Redis, served by @hono/node-server on
 // 127.0.0.1:BENCH_PORT, as src/entry/booking.ts builds it, less the demo events and the metrics.
 // Settings (environment): BENCH_PORT, BENCH_DATABASE_URL, BENCH_REDIS_URL (unset: no claim gate,
 // PostgreSQL alone), BENCH_LANE=1 (with BENCH_REDIS_URL: every event's claims go through its ordered
-// lane, src/origin/lane, and /bench/ready/:event starts the event's allocator in this process), BENCH_JWKS (the edge's public key set, JSON: the same keys the edge's
+// lane, src/booking/lane, and /bench/ready/:event starts the event's allocator in this process), BENCH_JWKS (the edge's public key set, JSON: the same keys the edge's
 // /.well-known/jwks.json serves, without a fetch), BENCH_ISSUER, BENCH_AUDIENCE.
 //
 // Three bench-only routes, outside the origin's app:
@@ -27,11 +27,11 @@ import { RedisClaimGate } from '../src/adapters/redis/claim-gate.js'
 import { RedisClaimLane } from '../src/adapters/redis/claim-lane.js'
 import { connectRedis, whenReady } from '../src/adapters/redis/connect.js'
 import { luaScripts } from '../src/adapters/redis/scripts.js'
-import { createOriginApp } from '../src/origin/app.js'
-import { OriginGate } from '../src/origin/gate.js'
-import { Allocator } from '../src/origin/lane/allocator.js'
-import { OriginLane } from '../src/origin/lane/client.js'
-import { Reconciler } from '../src/origin/reconciler.js'
+import { createBookingApp } from '../src/booking/app.js'
+import { BookingGate } from '../src/booking/gate.js'
+import { Allocator } from '../src/booking/lane/allocator.js'
+import { BookingLane } from '../src/booking/lane/client.js'
+import { Reconciler } from '../src/booking/reconciler.js'
 import { POOL, statementName } from './postgres.js'
 
 const env = (name: string): string => {
@@ -59,13 +59,13 @@ const redisUrl = process.env.BENCH_REDIS_URL
 const redis = redisUrl ? connectRedis(redisUrl) : undefined
 if (redis !== undefined && !(await whenReady(redis, 5000))) throw new Error(`Redis at ${redisUrl} did not answer`)
 const claimGate = redis === undefined ? undefined : new RedisClaimGate(redis, luaScripts())
-const gate = claimGate === undefined ? undefined : new OriginGate(claimGate, seats)
+const gate = claimGate === undefined ? undefined : new BookingGate(claimGate, seats)
 const uncounted = new PostgresSeatStore(pool)
 const reconciler =
   claimGate === undefined ? undefined : new Reconciler({ gate: claimGate, store: uncounted, events: () => uncounted.eventIds() })
 
 const claimLane = redis !== undefined && process.env.BENCH_LANE === '1' ? new RedisClaimLane(redis, luaScripts()) : undefined
-const lane = claimLane === undefined ? undefined : await new OriginLane({ lane: claimLane, events: () => true }).start()
+const lane = claimLane === undefined ? undefined : await new BookingLane({ lane: claimLane, events: () => true }).start()
 const allocators = new Map<string, Allocator>()
 /** The event's allocator, on a connection of its own (started once). */
 async function allocate(event: string): Promise<void> {
@@ -77,7 +77,7 @@ async function allocate(event: string): Promise<void> {
 }
 
 const payments = new TestPaymentProvider()
-const app = createOriginApp({
+const app = createBookingApp({
   seats,
   payments,
   gate,

@@ -1,11 +1,11 @@
-// What an origin sees of a bypass admission (src/origin/verify.ts): the rule's id in `bypass`, null for
+// What an origin sees of a bypass admission (src/booking/verify.ts): the rule's id in `bypass`, null for
 // an admission from the line; `bypassAdmissions: 'refuse'` answers 401 ERR_ADMISSION_BYPASS naming the
 // rule, while admissions from the line pass.
 import { Hono } from 'hono'
 import { createLocalJWKSet } from 'jose'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { admissionVerifier, requireAdmission } from '../src/booking/verify.js'
 import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../src/core/admission-token.js'
-import { admissionVerifier, requireAdmission } from '../src/origin/verify.js'
 
 let tokens: AdmissionTokens
 const now = Date.now()

@@ -12,8 +12,8 @@ import { postgresDb } from '../src/adapters/postgres/postgres-js.js'
 import { PostgresSeatStore } from '../src/adapters/postgres/seat-store.js'
 import { seedEvent } from '../src/adapters/postgres/seed.js'
 import { unavailable } from '../src/adapters/postgres/unavailable.js'
+import { createBookingApp } from '../src/booking/app.js'
 import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../src/core/admission-token.js'
-import { createOriginApp } from '../src/origin/app.js'
 import type { PaymentProvider } from '../src/ports/payments.js'
 
 /** What the database does wrong next: refuse a transaction, or run it (or a statement) and lose the answer. */
@@ -97,7 +97,7 @@ for (const [name, makeDb] of [
       const store = new PostgresSeatStore(f.db)
       const errors: unknown[] = []
       const app = (repeatWaitMs = options.repeatWaitMs) =>
-        createOriginApp({
+        createBookingApp({
           seats: store,
           payments: provider,
           repeatWaitMs,
@@ -113,7 +113,7 @@ for (const [name, makeDb] of [
       return { event, f, payments, reached, store, app, token, errors }
     }
 
-    type App = ReturnType<typeof createOriginApp>
+    type App = ReturnType<typeof createBookingApp>
     async function call(app: App, method: string, path: string, token: string, headers: Record<string, string> = {}, body?: unknown) {
       const res = await app.request(path, {
         method,

@@ -1,6 +1,6 @@
 // Doomed claims (issue #32 part 3): a claim the claim gate knows cannot be had is answered over real
 // HTTP without a statement to PostgreSQL, with a 409 whose body keeps its documented shape
-// (docs/errors.md; src/origin/refusals.ts writes it without an AnteroomError) and equals what the
+// (docs/errors.md; src/booking/refusals.ts writes it without an AnteroomError) and equals what the
 // database path answers for the same seats. A malformed body is a 400 naming the field before the
 // gate is asked, sold out or not, and a body is still held to its size limit however it is sent.
 import { createLocalJWKSet } from 'jose'
@@ -14,15 +14,15 @@ import { seedEvent } from '../src/adapters/postgres/seed.js'
 import { RedisClaimGate } from '../src/adapters/redis/claim-gate.js'
 import { connectRedis, type RedisClient, whenReady } from '../src/adapters/redis/connect.js'
 import { luaScripts } from '../src/adapters/redis/scripts.js'
+import { createBookingApp } from '../src/booking/app.js'
+import { MAX_BODY_BYTES } from '../src/booking/body.js'
+import { shortItems } from '../src/booking/claims.js'
+import { BookingGate } from '../src/booking/gate.js'
+import { Reconciler } from '../src/booking/reconciler.js'
+import { itemsShortBody, SHORT_HEADERS, seatsTakenBody, TAKEN_HEADERS } from '../src/booking/refusals.js'
 import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../src/core/admission-token.js'
 import { AnteroomError } from '../src/core/errors.js'
 import { errorBody } from '../src/http/errors.js'
-import { createOriginApp } from '../src/origin/app.js'
-import { MAX_BODY_BYTES } from '../src/origin/body.js'
-import { shortItems } from '../src/origin/claims.js'
-import { OriginGate } from '../src/origin/gate.js'
-import { Reconciler } from '../src/origin/reconciler.js'
-import { itemsShortBody, SHORT_HEADERS, seatsTakenBody, TAKEN_HEADERS } from '../src/origin/refusals.js'
 import { type Served, serveOnFreePort } from './support/serve.js'
 
 let real: Db
@@ -67,15 +67,15 @@ const counting: () => Db = () => ({
   close: async () => {},
 })
 
-/** An origin served over HTTP on a free loopback port, with the claim gate on Redis or without it. */
-async function origin(gated: boolean, seed: { rows?: string[]; items?: { id: string; quantity: number }[] }) {
+/** The booking app served over HTTP on a free loopback port, with the claim gate on Redis or without it. */
+async function booking(gated: boolean, seed: { rows?: string[]; items?: { id: string; quantity: number }[] }) {
   const event = `doomed${Date.now().toString(36)}${seq++}`
   await seedEvent(real, { id: event, name: 'Doomed night', room: 'sale', priceCents: 2500, seatsPerRow: 5, maxPerVisitor: 4, ...seed })
   const store = new PostgresSeatStore(counting())
   const claimGate = new RedisClaimGate(redis, luaScripts())
-  const gate = gated ? new OriginGate(claimGate, store) : undefined
+  const gate = gated ? new BookingGate(claimGate, store) : undefined
   if (gated) await new Reconciler({ gate: claimGate, store: new PostgresSeatStore(real), events: async () => [event] }).run()
-  const app = createOriginApp({
+  const app = createBookingApp({
     seats: store,
     payments: new TestPaymentProvider(),
     gate,
@@ -113,8 +113,8 @@ async function clockStill<T>(fn: () => Promise<T>): Promise<T> {
 
 describe('doomed claims', () => {
   it('are answered over HTTP without a statement, with the documented 409, the same as the database would give', async () => {
-    const gated = await origin(true, { rows: ['A', 'B'] })
-    const plain = await origin(false, { rows: ['A', 'B'] })
+    const gated = await booking(true, { rows: ['A', 'B'] })
+    const plain = await booking(false, { rows: ['A', 'B'] })
     for (const o of [gated, plain]) {
       for (let i = 0; i < 10; i += 4) {
         const seats = ['A', 'B'].flatMap((r) => [1, 2, 3, 4, 5].map((n) => `${r}${n}`)).slice(i, i + 4)
@@ -170,7 +170,7 @@ describe('doomed claims', () => {
   })
 
   it('of items are answered without a statement, with ERR_ITEMS_SHORT naming what is left', async () => {
-    const o = await origin(true, { items: [{ id: 'night-12', quantity: 2 }] })
+    const o = await booking(true, { items: [{ id: 'night-12', quantity: 2 }] })
     expect((await claim(o, 'first', { items: [{ item: 'night-12', quantity: 2 }] })).status).toBe(201)
     const late = await clockStill(async () => {
       const before = sent.length
@@ -190,7 +190,7 @@ describe('doomed claims', () => {
   })
 
   it('with a malformed body get their 400 naming the field before the gate is asked, sold out or not', async () => {
-    const o = await origin(true, { rows: ['A'] })
+    const o = await booking(true, { rows: ['A'] })
     expect((await claim(o, 'all', { seats: ['A1', 'A2', 'A3', 'A4'] })).status).toBe(201)
     expect((await claim(o, 'rest', { seats: ['A5'] })).status).toBe(201)
     const before = sent.length
@@ -215,7 +215,7 @@ describe('doomed claims', () => {
   })
 
   it('are held to the body limit whether the body has a Content-Length or is chunked', async () => {
-    const o = await origin(true, { rows: ['A'] })
+    const o = await booking(true, { rows: ['A'] })
     const big = JSON.stringify({ seats: ['A1'], pad: 'x'.repeat(MAX_BODY_BYTES) })
     const withLength = await claim(o, 'big', big)
     expect(withLength.status).toBe(413)

@@ -8,12 +8,12 @@ import { describe, expect, it } from 'vitest'
 import { jsMac } from '../src/adapters/js/mac.js'
 import { memoryStores } from '../src/adapters/memory/stores.js'
 import { unavailable } from '../src/adapters/postgres/unavailable.js'
+import { createBookingApp } from '../src/booking/app.js'
 import { loadConfig } from '../src/config/index.js'
 import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../src/core/admission-token.js'
 import { AnteroomError, ERRORS, type ErrorCode, isErrorCode, problemOf } from '../src/core/errors.js'
 import { assembleEdge } from '../src/entry/assemble.js'
 import { errorBody } from '../src/http/errors.js'
-import { createOriginApp } from '../src/origin/app.js'
 import type { Origin } from '../src/ports/origin.js'
 import type { SeatStore } from '../src/ports/seat-store.js'
 import type { SettingsStore } from '../src/ports/settings-store.js'
@@ -130,7 +130,7 @@ async function threeApps() {
       throw failure
     },
   } as unknown as SeatStore
-  const booking = createOriginApp({
+  const booking = createBookingApp({
     seats,
     payments: {} as never,
     admission: { jwksUrl: 'http://127.0.0.1:1/jwks', issuer: 'anteroom', audience: 'origin', keys: createLocalJWKSet(tokens.jwks()) },

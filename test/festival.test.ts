@@ -1,12 +1,12 @@
 // The festival weekend (issue #14) on the real PostgreSQL server: 2,000 guests for 40 rooms on nights
 // 12 and 13, packages of both nights clicked in either order, and 20,000 buyers for 5,000
 // general-admission tickets on a counter split into 8 buckets. Both run through the booking origin
-// (createOriginApp, app.request, admission tokens as the contract makes them) on a pool of 10
+// (createBookingApp, app.request, admission tokens as the contract makes them) on a pool of 10
 // connections, as in production, in a database of their own on the shared server, so that its
 // pg_stat_database.deadlocks counts these sales only. Figures are printed, never asserted on. Each
 // buyer acts as the contract asks of a client: a 503 with Retry-After is asked again (the CI machine,
 // stalled, once ran 197 of 20,000 holds into that answer). Both sales run twice: claims decided one by
-// one in PostgreSQL, and through the event's ordered lane (src/origin/lane: a Redis Stream on the shared
+// one in PostgreSQL, and through the event's ordered lane (src/booking/lane: a Redis Stream on the shared
 // redis-server, one allocator in this process writing batches on the same pool), where a claim not
 // decided within the origin's wait is answered 202 and polled, as the contract asks of a client.
 import { createLocalJWKSet } from 'jose'
@@ -20,10 +20,10 @@ import { type ItemSeed, seedEvent } from '../src/adapters/postgres/seed.js'
 import { RedisClaimLane } from '../src/adapters/redis/claim-lane.js'
 import { connectRedis, whenReady } from '../src/adapters/redis/connect.js'
 import { luaScripts } from '../src/adapters/redis/scripts.js'
+import { createBookingApp } from '../src/booking/app.js'
+import { BookingLane } from '../src/booking/lane/client.js'
 import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../src/core/admission-token.js'
 import { buildAllocators } from '../src/entry/lane.js'
-import { createOriginApp } from '../src/origin/app.js'
-import { OriginLane } from '../src/origin/lane/client.js'
 import type { ItemClaim } from '../src/ports/seat-store.js'
 
 const database = `festival_${process.pid}_${Date.now().toString(36)}`
@@ -113,7 +113,7 @@ describe('the festival weekend on the PostgreSQL server', () => {
     const lane =
       redis === undefined
         ? undefined
-        : await new OriginLane({ lane: new RedisClaimLane(redis, luaScripts()), events: (e) => e === event, waitMs: 30_000 }).start()
+        : await new BookingLane({ lane: new RedisClaimLane(redis, luaScripts()), events: (e) => e === event, waitMs: 30_000 }).start()
     const allocators =
       redis === undefined
         ? undefined
@@ -124,7 +124,7 @@ describe('the festival weekend on the PostgreSQL server', () => {
             more: { blockMs: 50 },
             log: (name, fields) => console.error(name, JSON.stringify(fields)),
           })
-    const app = createOriginApp({
+    const app = createBookingApp({
       seats: new PostgresSeatStore(pool.db),
       payments,
       admission: {

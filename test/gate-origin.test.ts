@@ -1,4 +1,4 @@
-// The booking origin with its claim gate (src/origin/gate.ts, reconciler.ts) on a real PostgreSQL
+// The booking origin with its claim gate (src/booking/gate.ts, reconciler.ts) on a real PostgreSQL
 // server and a real Redis: doomed claims cost the database nothing and skip the signature check;
 // whatever the gate says, PostgreSQL never oversells and a free seat is claimable again after one
 // reconcile; with Redis gone the origin sells on PostgreSQL alone and rebuilds the gate when it is back.
@@ -15,10 +15,10 @@ import { RedisClaimGate } from '../src/adapters/redis/claim-gate.js'
 import { connectRedis, type RedisClient, whenReady } from '../src/adapters/redis/connect.js'
 import { gateKeys } from '../src/adapters/redis/keys.js'
 import { luaScripts } from '../src/adapters/redis/scripts.js'
+import { createBookingApp } from '../src/booking/app.js'
+import { BookingGate, nearestSeats } from '../src/booking/gate.js'
+import { Reconciler } from '../src/booking/reconciler.js'
 import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../src/core/admission-token.js'
-import { createOriginApp } from '../src/origin/app.js'
-import { nearestSeats, OriginGate } from '../src/origin/gate.js'
-import { Reconciler } from '../src/origin/reconciler.js'
 import type { ClaimGate } from '../src/ports/claim-gate.js'
 import { type RedisServer, startRedis } from './support/redis-server.js'
 
@@ -97,26 +97,26 @@ async function setup(
     items: o.items,
   })
   const store = new PostgresSeatStore(db)
-  const origin = new OriginGate(gate, store)
+  const bookingGate = new BookingGate(gate, store)
   // Grace 0: these tests change PostgreSQL behind the gate's back, never while a claim is in flight.
   const reconciler = new Reconciler({ gate, store, events: async () => [event], periodMs: 2000, graceMs: 0 })
   const payments = new TestPaymentProvider()
-  const app = createOriginApp({
+  const app = createBookingApp({
     seats: store,
     payments,
-    gate: origin,
+    gate: bookingGate,
     reconciler,
     admission: { jwksUrl: 'http://127.0.0.1:1/.well-known/jwks.json', issuer: 'anteroom', audience: 'origin', keys: jwks },
   })
   await reconciler.run()
   expect(reconciler.stats).toMatchObject({ runs: 1, failures: 0, rebuilds: 1 })
-  return { event, app, store, origin, reconciler, payments }
+  return { event, app, store, bookingGate, reconciler, payments }
 }
 
 const tokenFor = (visitor: string, t = tokens) =>
   t.sign({ sub: visitor, jti: `s-${visitor}`, room: 'sale', arr: Date.now(), exp: Math.floor(Date.now() / 1000) + 600 }, Date.now())
 
-type App = ReturnType<typeof createOriginApp>
+type App = ReturnType<typeof createBookingApp>
 async function call(app: App, method: string, path: string, token: string, body?: unknown, headers: Record<string, string> = {}) {
   const res = await app.request(path, {
     method,
@@ -166,10 +166,10 @@ describe('the gate in front of PostgreSQL', () => {
     expect((await hold(warm.app, warm.event, await tokenFor('first'), ['A1'])).status).toBe(201)
     // Another origin process: its caches are empty.
     const store = new PostgresSeatStore(db)
-    const app = createOriginApp({
+    const app = createBookingApp({
       seats: store,
       payments: new TestPaymentProvider(),
-      gate: new OriginGate(gate, store),
+      gate: new BookingGate(gate, store),
       admission: { jwksUrl: 'http://127.0.0.1:1/.well-known/jwks.json', issuer: 'anteroom', audience: 'origin', keys: jwks },
     })
     const rush = await Promise.all(Array.from({ length: 200 }, (_, i) => tokenFor(`cold-${i}`)))
@@ -180,22 +180,22 @@ describe('the gate in front of PostgreSQL', () => {
   })
 
   it('a claim the gate lets through is verified before PostgreSQL: a forged token gets 401 and its mark is given back', async () => {
-    const { app, event, origin } = await setup((await redisGate()).gate)
+    const { app, event, bookingGate } = await setup((await redisGate()).gate)
     expect((await hold(app, event, await tokenFor('alice'), ['A1'])).status).toBe(201)
     const before = { ...counted }
     const forged = await hold(app, event, await tokenFor('mallory', forger), ['A2'])
     expect(forged.status).toBe(401)
     expect(forged.body.error.code).toBe('ERR_ADMISSION_SIGNATURE')
     expect(counted.statements - before.statements).toBe(0)
-    expect(await origin.gate.counts(event)).toMatchObject({ free: 39, held: 1 })
+    expect(await bookingGate.gate.counts(event)).toMatchObject({ free: 39, held: 1 })
     // A forged token for a seat that is gone learns only that it is gone: what the seat map shows.
     const probe = await hold(app, event, await tokenFor('mallory', forger), ['A1'])
     expect(probe.status).toBe(409)
   })
 
   it('gives the units back when PostgreSQL refuses, on a release and on a lost hold; a sale takes them for good', async () => {
-    const { app, event, store, origin, reconciler } = await setup((await redisGate()).gate)
-    const counts = () => origin.gate.counts(event)
+    const { app, event, store, bookingGate, reconciler } = await setup((await redisGate()).gate)
+    const counts = () => bookingGate.gate.counts(event)
     // A hold written behind the gate's back (as while Redis was away): the gate passes, PostgreSQL refuses.
     const ev = await store.event(event)
     expect((await store.hold({ event: ev as NonNullable<typeof ev>, holder: 'behind', seats: ['A1'] })).kind).toBe('held')
@@ -307,7 +307,7 @@ describe('the gate and counted items', () => {
   })
 
   it('2,000 packages for 40 rooms on two nights, in both click orders: exactly 40 a night, and the doomed ones cost no statement', async () => {
-    const { app, event, store, origin } = await setup((await redisGate()).gate, { rows: [], items: nights })
+    const { app, event, store, bookingGate } = await setup((await redisGate()).gate, { rows: [], items: nights })
     const rush = await Promise.all(Array.from({ length: 2000 }, (_, i) => tokenFor(`pkg-${i}`)))
     const before = counted.statements
     const answers = await Promise.all(
@@ -323,7 +323,7 @@ describe('the gate and counted items', () => {
     }
     // The database saw the 40 winners (one statement each, plus the event and a first read), no more.
     expect(counted.statements - before).toBeLessThanOrEqual(40 + 4)
-    expect(origin.stats.refused).toBe(1960)
+    expect(bookingGate.stats.refused).toBe(1960)
     const items = Object.fromEntries((await store.itemMap(event)).map((i) => [i.item, i]))
     expect(items['night-12']).toMatchObject({ held: 40, free: 0 })
     expect(items['night-13']).toMatchObject({ held: 40, free: 0 })
@@ -335,7 +335,7 @@ describe('the gate and counted items', () => {
     const first = held[0] as (typeof held)[number]
     const owner = rush[answers.indexOf(first)] as string
     expect((await call(app, 'DELETE', `/holds/${first.body.hold.id}`, owner)).status).toBe(200)
-    expect(await origin.gate.counts(event)).toMatchObject({ free: 2, held: 78 })
+    expect(await bookingGate.gate.counts(event)).toMatchObject({ free: 2, held: 78 })
     expect((await call(app, 'POST', `/events/${event}/holds`, await tokenFor('second'), pkg('night-13', 'night-12'))).status).toBe(201)
   })
 
@@ -366,7 +366,7 @@ describe('with Redis gone', () => {
 
   it('the origin sells on PostgreSQL alone, then rebuilds the gate when Redis is back', async () => {
     const { gate, client } = await redisGate(server.url)
-    const { app, event, origin, reconciler } = await setup(gate)
+    const { app, event, bookingGate, reconciler } = await setup(gate)
     expect((await hold(app, event, await tokenFor('g1'), ['A1'])).status).toBe(201)
     await server.stop()
     // Sales go on: PostgreSQL decides alone, taken seats are still refused (by the database).
@@ -374,7 +374,7 @@ describe('with Redis gone', () => {
     const refused = await hold(app, event, await tokenFor('g3'), ['A1'])
     expect(refused.status).toBe(409)
     expect(refused.body.error.taken).toEqual(['A1'])
-    expect(origin.stats.failures).toBeGreaterThan(0)
+    expect(bookingGate.stats.failures).toBeGreaterThan(0)
     const failures = reconciler.stats.failures
     await reconciler.run()
     expect(reconciler.stats.failures).toBe(failures + 1)

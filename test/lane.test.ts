@@ -1,4 +1,4 @@
-// The ordered lane (issue #32 part 2, src/origin/lane) on the real PostgreSQL server and redis-server:
+// The ordered lane (issue #32 part 2, src/booking/lane) on the real PostgreSQL server and redis-server:
 // off unless chosen for an event; claims decided in the lane's order (the stream's), whatever order
 // they were sent in; a claim waiting on a stopped allocator answered 202 and polled; releases and
 // expiries reach the allocator's stock (on its own clock, moved by hand); a batch written twice
@@ -10,8 +10,8 @@ import { seedEvent } from '../src/adapters/postgres/seed.js'
 import { RedisClaimLane } from '../src/adapters/redis/claim-lane.js'
 import { laneKeys } from '../src/adapters/redis/keys.js'
 import { luaScripts } from '../src/adapters/redis/scripts.js'
+import type { Allocator } from '../src/booking/lane/allocator.js'
 import type { AdmissionTokens } from '../src/core/admission-token.js'
-import type { Allocator } from '../src/origin/lane/allocator.js'
 import type { LaneAnswer, LaneConsumer } from '../src/ports/claim-lane.js'
 import { ManualClock } from './support/clock.js'
 import { type LaneRig, laneBase, laneRig } from './support/lane.js'
@@ -91,7 +91,7 @@ describe('the ordered lane', () => {
     const r = await rig.send('POST', `/events/${event}/holds`, 'v1', { seats: ['A1'] })
     expect(r.status).toBe(201)
     expect(await rig.redis.exists(laneKeys(event).claims)).toBe(0)
-    expect(rig.origin.on(event)).toBe(false)
+    expect(rig.bookingLane.on(event)).toBe(false)
   })
 
   it('decides claims in the lane order: sent at once with the allocator stopped, answered 202, then polled', async () => {

@@ -13,13 +13,13 @@ import { postgresDb } from '../src/adapters/postgres/postgres-js.js'
 import { PostgresSeatStore } from '../src/adapters/postgres/seat-store.js'
 import { seedEvent } from '../src/adapters/postgres/seed.js'
 import { promExporter } from '../src/adapters/prom/exporter.js'
+import { createBookingApp } from '../src/booking/app.js'
+import { BookingGate } from '../src/booking/gate.js'
+import { BookingMeters } from '../src/booking/metrics.js'
+import { Reconciler } from '../src/booking/reconciler.js'
 import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../src/core/admission-token.js'
 import { textExporter } from '../src/core/metrics.js'
 import type { Edge } from '../src/entry/build.js'
-import { createOriginApp } from '../src/origin/app.js'
-import { OriginGate } from '../src/origin/gate.js'
-import { OriginMeters } from '../src/origin/metrics.js'
-import { Reconciler } from '../src/origin/reconciler.js'
 import { ManualClock } from './support/clock.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
@@ -287,7 +287,7 @@ describe('the edge on Node and Redis', () => {
 
 describe('the booking origin on PostgreSQL', () => {
   it('holds and confirms by outcome, statement latency by SQL file, the gate refusals', async () => {
-    const meters = new OriginMeters()
+    const meters = new BookingMeters()
     const db = meteredDb(postgresDb(inject('postgresUrl'), { max: 4 }), (name, s, ok) => meters.statement(name, s, ok))
     try {
       await migrate(db)
@@ -305,12 +305,12 @@ describe('the booking origin on PostgreSQL', () => {
       const tokens = new AdmissionTokens({ keys, issuer: 'anteroom', audience: 'origin' })
       const store = new PostgresSeatStore(db)
       const claimGate = new MemoryClaimGate()
-      const gate = new OriginGate(claimGate, store)
+      const gate = new BookingGate(claimGate, store)
       const reconciler = new Reconciler({ gate: claimGate, store, events: async () => [event], periodMs: 60_000, graceMs: 0 })
       await reconciler.run()
       meters.watch(gate, reconciler)
       const payments = new TestPaymentProvider()
-      const app = createOriginApp({
+      const app = createBookingApp({
         seats: store,
         payments,
         gate,

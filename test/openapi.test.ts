@@ -1,4 +1,4 @@
-// The OpenAPI documents (src/http/api-description.ts, src/origin/api-description.ts) stay true: they
+// The OpenAPI documents (src/http/api-description.ts, src/booking/api-description.ts) stay true: they
 // are valid OpenAPI 3.1 whose schemas compile in strict JSON Schema 2020-12; every route the edge and
 // the origin register is described and every described route is registered; they are served over
 // HTTP by a Node edge, by the Worker in workerd and by the origin; real answers of both edges and the
@@ -10,6 +10,8 @@ import type { Hono } from 'hono'
 import { inspectRoutes } from 'hono/dev'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { BULK_END_BODY, SIGN_IN_BODY } from '../admin/inputs.js'
+import { bookingApiDocument } from '../src/booking/api-description.js'
+import { holdBody } from '../src/booking/claims.js'
 import { type BodyNode, checkBody, type JsonSchema, jsonSchemaOf } from '../src/core/body-schema.js'
 import { openApiDocument, type RouteSpec } from '../src/core/openapi.js'
 import { parseRoomSettings, ROOM_SETTINGS, type SettingSpec } from '../src/core/settings.js'
@@ -17,8 +19,6 @@ import { settingsJsonSchema } from '../src/core/settings-json-schema.js'
 import { buildBooking } from '../src/entry/booking.js'
 import type { Edge } from '../src/entry/build.js'
 import { EDGE_API, edgeApiDocument } from '../src/http/api-description.js'
-import { originApiDocument } from '../src/origin/api-description.js'
-import { holdBody } from '../src/origin/claims.js'
 import { ManualClock } from './support/clock.js'
 import { testEdge } from './support/edge.js'
 import { type OriginServer, startOrigin } from './support/origin-server.js'
@@ -93,7 +93,7 @@ const listen = (app: Hono, port?: number): Promise<Served> => serveOnFreePort(ap
 describe('the documents', () => {
   for (const [name, doc] of [
     ['edge', edgeApiDocument()],
-    ['origin', originApiDocument()],
+    ['origin', bookingApiDocument()],
   ] as const) {
     it(`the ${name}'s is valid OpenAPI 3.1 in the JSON Schema 2020-12 dialect`, async () => {
       const validator = new Validator()
@@ -255,7 +255,7 @@ describe('every route is described, and every description is a route', () => {
 
   it('the booking origin', () => {
     // The origin has no catch-all route: app.notFound answers 404, and middleware is left out above.
-    expect([...described(originApiDocument() as Doc)].sort()).toEqual([...registered(booking.app as never)].sort())
+    expect([...described(bookingApiDocument() as Doc)].sort()).toEqual([...registered(booking.app as never)].sort())
   })
 })
 
@@ -273,14 +273,14 @@ describe('served over HTTP, without credentials', () => {
     await servedEdgeDocument(edgeServer.url)
     const res = await fetch(`${bookingServer.url}/openapi.json`)
     expect(res.status).toBe(200)
-    expect(await res.json()).toEqual(JSON.parse(JSON.stringify(originApiDocument())))
+    expect(await res.json()).toEqual(JSON.parse(JSON.stringify(bookingApiDocument())))
   })
 })
 
 // --- real answers --------------------------------------------------------------------------------
 
 const edgeCheck = new DocumentCheck(edgeApiDocument() as Doc, 'urn:anteroom:edge')
-const originCheck = new DocumentCheck(originApiDocument() as Doc, 'urn:anteroom:origin')
+const bookingCheck = new DocumentCheck(bookingApiDocument() as Doc, 'urn:anteroom:origin')
 
 /** The status JSON in every state a test can reach, the draw, keys, health, probes and metrics, of the edge at `base`. */
 async function checkEdgeAnswers(base: string): Promise<void> {
@@ -430,19 +430,19 @@ describe('real answers match their schemas', () => {
     const [a, b] = [new Visitor(edgeServer.url), new Visitor(edgeServer.url)]
     // A first request admits each visitor (the edge answers its status JSON and sets the admission cookie).
     for (const v of [a, b]) expect((await v.status(overHttp, 'shop')).state).toBe('admitted')
-    const map = (await originCheck.answer('get', '/events/{event}/seats', await go(a, 'get', `/events/${EVENT}/seats`))) as {
+    const map = (await bookingCheck.answer('get', '/events/{event}/seats', await go(a, 'get', `/events/${EVENT}/seats`))) as {
       seats: { seat: string }[]
     }
     const seat = map.seats[0]?.seat as string
-    await originCheck.answer('get', '/events/{event}/items', await go(a, 'get', `/events/${EVENT}/items`))
-    const held = (await originCheck.answer(
+    await bookingCheck.answer('get', '/events/{event}/items', await go(a, 'get', `/events/${EVENT}/items`))
+    const held = (await bookingCheck.answer(
       'post',
       '/events/{event}/holds',
       await go(a, 'post', `/events/${EVENT}/holds`, { seats: [seat] }),
     )) as {
       hold: { id: string }
     }
-    const taken = await originCheck.answer(
+    const taken = await bookingCheck.answer(
       'post',
       '/events/{event}/holds',
       await go(b, 'post', `/events/${EVENT}/holds`, { seats: [seat] }),
@@ -453,36 +453,38 @@ describe('real answers match their schemas', () => {
       [{ items: [{ item: 'nope', quantity: 1 }] }, 'ERR_UNKNOWN_ITEMS'],
       ['{"seats": [', 'ERR_BODY'],
     ] as const) {
-      expect(await originCheck.answer('post', '/events/{event}/holds', await go(b, 'post', `/events/${EVENT}/holds`, body))).toMatchObject({
-        error: { code },
-      })
+      expect(await bookingCheck.answer('post', '/events/{event}/holds', await go(b, 'post', `/events/${EVENT}/holds`, body))).toMatchObject(
+        {
+          error: { code },
+        },
+      )
     }
     const plain = await go(b, 'post', `/events/${EVENT}/holds`, 'seats=A1', { 'content-type': 'application/x-www-form-urlencoded' })
-    expect(await originCheck.answer('post', '/events/{event}/holds', plain)).toMatchObject({
+    expect(await bookingCheck.answer('post', '/events/{event}/holds', plain)).toMatchObject({
       error: { code: 'ERR_UNSUPPORTED_MEDIA_TYPE' },
     })
-    const second = (await originCheck.answer(
+    const second = (await bookingCheck.answer(
       'post',
       '/events/{event}/holds',
       await go(b, 'post', `/events/${EVENT}/holds`, { seats: [map.seats[1]?.seat] }),
     )) as { hold: { id: string } }
     const paid = await go(a, 'post', `/holds/${held.hold.id}/confirm`, undefined, { 'idempotency-key': `oa-${held.hold.id}` })
-    expect(await originCheck.answer('post', '/holds/{hold}/confirm', paid)).toMatchObject({ booked: true, tickets: [{ seat }] })
+    expect(await bookingCheck.answer('post', '/holds/{hold}/confirm', paid)).toMatchObject({ booked: true, tickets: [{ seat }] })
     const noKey = await go(b, 'post', `/holds/${second.hold.id}/confirm`)
-    expect(await originCheck.answer('post', '/holds/{hold}/confirm', noKey)).toMatchObject({ error: { code: 'ERR_IDEMPOTENCY_KEY' } })
-    await originCheck.answer('delete', '/holds/{hold}', await go(b, 'delete', `/holds/${second.hold.id}`))
-    expect(await originCheck.answer('delete', '/holds/{hold}', await go(b, 'delete', `/holds/${second.hold.id}`))).toMatchObject({
+    expect(await bookingCheck.answer('post', '/holds/{hold}/confirm', noKey)).toMatchObject({ error: { code: 'ERR_IDEMPOTENCY_KEY' } })
+    await bookingCheck.answer('delete', '/holds/{hold}', await go(b, 'delete', `/holds/${second.hold.id}`))
+    expect(await bookingCheck.answer('delete', '/holds/{hold}', await go(b, 'delete', `/holds/${second.hold.id}`))).toMatchObject({
       error: { code: 'ERR_HOLD_NOT_ACTIVE' },
     })
-    await originCheck.answer('get', '/events/{event}/stock', await go(a, 'get', `/events/${EVENT}/stock`))
-    expect(await originCheck.answer('get', '/events/{event}/invariant', await go(a, 'get', `/events/${EVENT}/invariant`))).toMatchObject({
+    await bookingCheck.answer('get', '/events/{event}/stock', await go(a, 'get', `/events/${EVENT}/stock`))
+    expect(await bookingCheck.answer('get', '/events/{event}/invariant', await go(a, 'get', `/events/${EVENT}/invariant`))).toMatchObject({
       ok: true,
     })
     // Straight to the origin: no admission, and the document and metrics that need none.
     const direct = await fetch(`${bookingServer.url}/events/${EVENT}/seats`)
-    expect(await originCheck.answer('get', '/events/{event}/seats', direct)).toMatchObject({ error: { code: 'ERR_ADMISSION_MISSING' } })
-    await originCheck.answer('get', '/metrics', await fetch(`${bookingServer.url}/metrics`))
-    await originCheck.answer('get', '/openapi.json', await fetch(`${bookingServer.url}/openapi.json`))
+    expect(await bookingCheck.answer('get', '/events/{event}/seats', direct)).toMatchObject({ error: { code: 'ERR_ADMISSION_MISSING' } })
+    await bookingCheck.answer('get', '/metrics', await fetch(`${bookingServer.url}/metrics`))
+    await bookingCheck.answer('get', '/openapi.json', await fetch(`${bookingServer.url}/openapi.json`))
   })
 })
 

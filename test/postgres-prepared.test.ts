@@ -17,8 +17,8 @@ import { migrate } from '../src/adapters/postgres/migrate.js'
 import { postgresDb } from '../src/adapters/postgres/postgres-js.js'
 import { PostgresSeatStore } from '../src/adapters/postgres/seat-store.js'
 import { seedEvent } from '../src/adapters/postgres/seed.js'
+import { createBookingApp } from '../src/booking/app.js'
 import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../src/core/admission-token.js'
-import { createOriginApp } from '../src/origin/app.js'
 import type { EventInfo } from '../src/ports/seat-store.js'
 
 /** Visitors, all at once; each holds a seat, then confirms or releases it, for a few rounds. */
@@ -57,7 +57,7 @@ describe('prepared statements under a rush, with transactions alongside', () => 
     // A short lock_timeout, so that claims behind the blocker below fail fast as ERR_DB_BUSY.
     const store = new PostgresSeatStore(db, { lockTimeoutMs: 50 })
     const errors: Record<string, unknown>[] = []
-    const app = createOriginApp({
+    const app = createBookingApp({
       seats: store,
       payments,
       admission: { jwksUrl: 'http://127.0.0.1:1/jwks', issuer: 'anteroom', audience: 'origin', keys: createLocalJWKSet(tokens.jwks()) },

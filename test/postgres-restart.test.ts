@@ -13,9 +13,9 @@ import { migrate } from '../src/adapters/postgres/migrate.js'
 import { postgresDb } from '../src/adapters/postgres/postgres-js.js'
 import { PostgresSeatStore } from '../src/adapters/postgres/seat-store.js'
 import { seedEvent } from '../src/adapters/postgres/seed.js'
+import { createBookingApp } from '../src/booking/app.js'
 import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../src/core/admission-token.js'
 import { isAnteroomError } from '../src/core/errors.js'
-import { createOriginApp } from '../src/origin/app.js'
 import type { PaymentProvider } from '../src/ports/payments.js'
 import { type PostgresServer, startPostgres } from './support/postgres-server.js'
 
@@ -112,7 +112,7 @@ describe('PostgreSQL restarted mid-rush', () => {
     }
     const store = new PostgresSeatStore(watched)
     const logs: Record<string, unknown>[] = []
-    const app = createOriginApp({
+    const app = createBookingApp({
       seats: store,
       payments: provider,
       admission: {

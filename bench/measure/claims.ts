@@ -5,7 +5,7 @@
 //   - hot seat: every worker is a different visitor trying to hold the same seat through
 //     PostgresSeatStore.hold(); a worker that wins releases the seat at once, so the fight goes on;
 //   - spread: every worker holds and releases a seat of its own;
-//   - hot seat through the claim gate on Redis (src/origin/gate.ts), as the origin claims: the gate
+//   - hot seat through the claim gate on Redis (src/booking/gate.ts), as the origin claims: the gate
 //     answers the doomed attempts, PostgreSQL only the ones it lets through; each attempt's statements
 //     are counted, to show that a doomed claim costs the database none. Target: ≥ 1.0 × the ceiling.
 // Palindromic segments (A B C ... C B A) after a warm-up, like the HTTP measurements. A short diagnostic
@@ -19,9 +19,9 @@ import { percentile } from '../../scripts/lib/stats.js'
 import type { Db } from '../../src/adapters/postgres/db.js'
 import { PostgresSeatStore } from '../../src/adapters/postgres/seat-store.js'
 import { seedEvent } from '../../src/adapters/postgres/seed.js'
+import { BookingGate } from '../../src/booking/gate.js'
+import { Reconciler } from '../../src/booking/reconciler.js'
 import { isAnteroomError } from '../../src/core/errors.js'
-import { OriginGate } from '../../src/origin/gate.js'
-import { Reconciler } from '../../src/origin/reconciler.js'
 import type { EventInfo } from '../../src/ports/seat-store.js'
 import { fmtInt, fmtMs, log, type Measured, SETTINGS } from '../lib.js'
 import {
@@ -85,20 +85,20 @@ export async function measureClaims(pg: BookingDatabase): Promise<Measured> {
     Array.from({ length: WORKERS }, async () => {
       const tally = newTally()
       const s = new PostgresSeatStore(countingDb(db, tally))
-      const origin = new OriginGate(gate, s)
+      const bookingGate = new BookingGate(gate, s)
       await s.event('hot')
-      await origin.prepare('hot')
-      return { s, origin, sent: () => [...tally.statements.values()].reduce((n, [c]) => n + c, 0) }
+      await bookingGate.prepare('hot')
+      return { s, bookingGate, sent: () => [...tally.statements.values()].reduce((n, [c]) => n + c, 0) }
     }),
   )
   const hotGatedStep = (w: number) => {
-    const { s, origin, sent } = gatedWorkers[w] as (typeof gatedWorkers)[number]
+    const { s, bookingGate, sent } = gatedWorkers[w] as (typeof gatedWorkers)[number]
     return async (): Promise<Attempt> => {
       const t0 = performance.now()
       const before = sent()
       const holder = `gated-${w}`
       const id = crypto.randomUUID()
-      const asked = await origin.claim({ event: 'hot', hold: id, seats: ['A1'], ttlMs: hot.holdSeconds * 1000 })
+      const asked = await bookingGate.claim({ event: 'hot', hold: id, seats: ['A1'], ttlMs: hot.holdSeconds * 1000 })
       if (asked.kind === 'gone') {
         const ms = performance.now() - t0
         gatedDoomed.attempts++
@@ -109,10 +109,10 @@ export async function measureClaims(pg: BookingDatabase): Promise<Measured> {
         const o = await s.hold({ event: hot, holder, seats: ['A1'], id: asked.kind === 'pass' ? id : undefined })
         const ms = performance.now() - t0
         if (o.kind === 'held') await s.release(o.hold.id, holder)
-        await origin.release('hot', id)
+        await bookingGate.release('hot', id)
         return { outcome: o.kind === 'held' ? 'held' : `${o.kind} (database)`, ms }
       } catch (err) {
-        await origin.release('hot', id)
+        await bookingGate.release('hot', id)
         if (!isAnteroomError(err, 'ERR_DB_BUSY')) throw err
         return { outcome: 'busy (ERR_DB_BUSY)', ms: performance.now() - t0 }
       }

@@ -10,10 +10,10 @@ import { createLocalJWKSet } from 'jose'
 import { TestPaymentProvider } from '../../src/adapters/payments/test-provider.js'
 import { PostgresSeatStore } from '../../src/adapters/postgres/seat-store.js'
 import { seedEvent } from '../../src/adapters/postgres/seed.js'
+import { createBookingApp } from '../../src/booking/app.js'
+import { BookingGate } from '../../src/booking/gate.js'
+import { Reconciler } from '../../src/booking/reconciler.js'
 import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../../src/core/admission-token.js'
-import { createOriginApp } from '../../src/origin/app.js'
-import { OriginGate } from '../../src/origin/gate.js'
-import { Reconciler } from '../../src/origin/reconciler.js'
 import { fmtInt, log, type Measured, sleep } from '../lib.js'
 import { type BookingDatabase, bump, POOL } from '../postgres.js'
 
@@ -46,10 +46,10 @@ export async function measureGateRepairs(pg: BookingDatabase): Promise<Measured>
     issuer: 'anteroom',
     audience: 'origin',
   })
-  const app = createOriginApp({
+  const app = createBookingApp({
     seats: store,
     payments: new TestPaymentProvider(),
-    gate: new OriginGate(gate, store),
+    gate: new BookingGate(gate, store),
     reconciler,
     admission: { jwksUrl: 'http://127.0.0.1:1/', issuer: 'anteroom', audience: 'origin', keys: createLocalJWKSet(tokens.jwks()) },
   })

@@ -1,6 +1,6 @@
 // Measurement 6's ordered-lane row (issue #32 part 2): hot-seat claims through an event's ordered lane
-// (src/origin/lane), against the same ceiling (the 1-row conditional UPDATE). Every worker is a visitor
-// claiming the same seat as the origin claims it for a lane event (OriginLane.hold: the claim goes into
+// (src/booking/lane), against the same ceiling (the 1-row conditional UPDATE). Every worker is a visitor
+// claiming the same seat as the origin claims it for a lane event (BookingLane.hold: the claim goes into
 // the event's Redis Stream and its answer is awaited); a winner releases the seat at once (PostgreSQL,
 // then a note into the lane), so the fight goes on. One allocator, in this process, decides the claims
 // against its stock in memory and writes winners to PostgreSQL in batches. Target: ≥ 2 × the ceiling.
@@ -12,8 +12,8 @@ import { seedEvent } from '../../src/adapters/postgres/seed.js'
 import { RedisClaimLane } from '../../src/adapters/redis/claim-lane.js'
 import { connectRedis, whenReady } from '../../src/adapters/redis/connect.js'
 import { luaScripts } from '../../src/adapters/redis/scripts.js'
-import { Allocator } from '../../src/origin/lane/allocator.js'
-import { OriginLane } from '../../src/origin/lane/client.js'
+import { Allocator } from '../../src/booking/lane/allocator.js'
+import { BookingLane } from '../../src/booking/lane/client.js'
 
 export const LANE_EVENT = 'lanehot'
 
@@ -41,16 +41,16 @@ export async function laneHotSeat(db: Db, redisUrl: string, workers: number) {
     batches: new PostgresLaneStore(db),
     stock: new MemoryClaimGate(),
   }).start()
-  const origin = await new OriginLane({ lane, events: (e) => e === LANE_EVENT, waitMs: 10_000 }).start()
+  const bookingLane = await new BookingLane({ lane, events: (e) => e === LANE_EVENT, waitMs: 10_000 }).start()
   const steps = Array.from({ length: workers }, (_, w) => {
     const holder = `lane-${w}`
     return async () => {
       const t0 = performance.now()
-      const o = await origin.hold({ event: LANE_EVENT, holder, seats: ['A1'], items: [] })
+      const o = await bookingLane.hold({ event: LANE_EVENT, holder, seats: ['A1'], items: [] })
       const ms = performance.now() - t0
       if (o.kind === 'held') {
         await store.release(o.hold.id, holder)
-        await origin.released(LANE_EVENT, o.hold.id)
+        await bookingLane.released(LANE_EVENT, o.hold.id)
       }
       return { outcome: o.kind === 'held' ? 'held' : o.kind === 'pending' ? 'pending (202)' : `${o.kind} (lane)`, ms }
     }
@@ -61,7 +61,7 @@ export async function laneHotSeat(db: Db, redisUrl: string, workers: number) {
     allocator,
     async stop() {
       await allocator.stop()
-      await origin.close()
+      await bookingLane.close()
       own.close()
       redis.disconnect()
     },

@@ -58,7 +58,7 @@ export interface Config extends GuardConfig {
   templateStyleOrigins: string[]
   /**
    * Events whose claims the bundled booking origin decides in an ordered lane (ANTEROOM_LANE_EVENTS,
-   * src/origin/lane): a Redis Stream each and an allocator in this process. Needs Redis. Empty: none.
+   * src/booking/lane): a Redis Stream each and an allocator in this process. Needs Redis. Empty: none.
    */
   laneEvents: string[]
 }

@@ -34,7 +34,7 @@ export interface AdmissionClaims {
   /**
    * Given by a bypass rule (core/bypass.ts), whose id this is: the request skipped the line. Short-lived,
    * never a visitor's cookie (the edge refuses one as an admission), so that an origin can tell it
-   * apart and refuse it (src/origin/verify.ts bypassAdmissions).
+   * apart and refuse it (src/booking/verify.ts bypassAdmissions).
    */
   bypass?: string
 }

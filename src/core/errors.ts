@@ -253,7 +253,7 @@ export const ERRORS = {
     api: 'The event’s claim lane is unavailable; nothing was claimed; try again',
     retryAfterSeconds: 1,
   },
-  // --- admission checks at an origin (src/origin/verify.ts) -------------------------------------
+  // --- admission checks at an origin (src/booking/verify.ts) -------------------------------------
   ERR_ADMISSION_MISSING: unauthorized('No Anteroom-Admission header: this service is only reachable through the waiting room'),
   ERR_ADMISSION_INVALID: unauthorized('The admission token is malformed'),
   ERR_ADMISSION_EXPIRED: unauthorized('The admission has expired'),

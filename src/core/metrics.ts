@@ -1,6 +1,6 @@
 // Prometheus metrics with no runtime in them: metric families, the cells that hot paths bump without
 // allocating, and the text exposition format (version 0.0.4). The edge (src/http/metrics.ts) and the
-// booking origin (src/origin/metrics.ts) declare their families here once; Node hands them to
+// booking origin (src/booking/metrics.ts) declare their families here once; Node hands them to
 // prom-client's registry (src/adapters/prom/exporter.ts), the Worker writes them with formatText.
 
 export type MetricType = 'counter' | 'gauge' | 'histogram'

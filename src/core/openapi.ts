@@ -1,5 +1,5 @@
 // The OpenAPI 3.1 generator: an app's route table (one entry per route: src/http/api-description.ts for
-// the edge and its admin API, src/origin/api-description.ts for the booking origin) becomes an OpenAPI
+// the edge and its admin API, src/booking/api-description.ts for the booking origin) becomes an OpenAPI
 // 3.1.0 document in the JSON Schema 2020-12 dialect. Schemas come from what the code checks with
 // (core/body-schema.ts, core/settings-json-schema.ts); error answers from the registry
 // (core/errors.ts): a route names the codes it may answer, the registry gives each its status, and
@@ -263,5 +263,14 @@ export function openApiDocument(api: ApiSpec): JsonSchema {
     tags: api.tags.map((t) => ({ ...t })),
     paths,
     components: { schemas: { ...api.schemas, ...errors }, securitySchemes: { ...api.securitySchemes } },
+  }
+}
+
+/** The document of `api`, made on the first call and kept: what a GET of the document answers. */
+export function documentOnce(api: ApiSpec): () => Readonly<JsonSchema> {
+  let document: Readonly<JsonSchema> | undefined
+  return () => {
+    document ??= openApiDocument(api)
+    return document
   }
 }

@@ -207,14 +207,8 @@ export function decideVisit(
   return verdict
 }
 
-function decide(
-  room: RoomSettings,
-  outcome: PollOutcome,
-  ticketArrival: number | undefined,
-  now: number,
-  estimate?: WaitEstimator,
-  stop?: StockStop,
-): Verdict {
+/** decideVisit's verdict, from the same arguments, before the room's schedule is added to its status. */
+function decide(...[room, outcome, ticketArrival, now, estimate, stop]: Parameters<typeof decideVisit>): Verdict {
   const phase = schedulePhase(room, now)
   if (outcome.kind === 'not-asked') {
     // A newcomer to a sold-out room: no place (they join the line if they come back once stock has).

@@ -15,12 +15,12 @@ import { RedisClaimGate } from '../adapters/redis/claim-gate.js'
 import { RedisClaimLane } from '../adapters/redis/claim-lane.js'
 import { connectRedis, type RedisClient, whenReady } from '../adapters/redis/connect.js'
 import { luaScripts } from '../adapters/redis/scripts.js'
+import { createBookingApp } from '../booking/app.js'
+import { BookingGate } from '../booking/gate.js'
+import { BookingLane } from '../booking/lane/client.js'
+import { BookingMeters } from '../booking/metrics.js'
+import { Reconciler } from '../booking/reconciler.js'
 import { requestIdOf } from '../http/request-id.js'
-import { createOriginApp } from '../origin/app.js'
-import { OriginGate } from '../origin/gate.js'
-import { OriginLane } from '../origin/lane/client.js'
-import { OriginMeters } from '../origin/metrics.js'
-import { Reconciler } from '../origin/reconciler.js'
 import type { ClaimGate } from '../ports/claim-gate.js'
 import { buildAllocators } from './lane.js'
 
@@ -55,14 +55,14 @@ export interface BookingOptions {
   /** A request header whose value is the request's id in log lines; unset: ids are made. */
   requestIdHeader?: string
   /**
-   * Events sold through the ordered lane (src/origin/lane; needs redisUrl), each with its allocator in
+   * Events sold through the ordered lane (src/booking/lane; needs redisUrl), each with its allocator in
    * this process; unset or empty: none (claims go to PostgreSQL one by one).
    */
   laneEvents?: readonly string[]
 }
 
 export async function buildBooking(o: BookingOptions) {
-  const meters = o.metrics === undefined ? undefined : new OriginMeters()
+  const meters = o.metrics === undefined ? undefined : new BookingMeters()
   const plainDb: Db = o.databaseUrl ? postgresDb(o.databaseUrl) : await pgliteDb()
   // Every statement timed by its SQL file's name, when metrics are on.
   const db = meters === undefined ? plainDb : meteredDb(plainDb, (name, seconds, ok) => meters.statement(name, seconds, ok))
@@ -100,7 +100,7 @@ export async function buildBooking(o: BookingOptions) {
     await whenReady(redis, 2000)
   }
   claimGate ??= new MemoryClaimGate()
-  const gate = new OriginGate(claimGate, seats, o.log)
+  const gate = new BookingGate(claimGate, seats, o.log)
   const reconciler = new Reconciler({ gate: claimGate, store: seats, events: () => seats.eventIds(), periodMs: o.reconcileMs, log: o.log })
   // The first run builds the gate before the first claim; then every period.
   await reconciler.run()
@@ -111,10 +111,10 @@ export async function buildBooking(o: BookingOptions) {
   const lane =
     redis === undefined || laneEvents.size === 0
       ? undefined
-      : await new OriginLane({ lane: new RedisClaimLane(redis, luaScripts()), events: (e) => laneEvents.has(e), log: o.log }).start()
+      : await new BookingLane({ lane: new RedisClaimLane(redis, luaScripts()), events: (e) => laneEvents.has(e), log: o.log }).start()
   const allocators =
     redis === undefined || laneEvents.size === 0 ? undefined : await buildAllocators({ events: [...laneEvents], db, redis, log: o.log })
-  const app = createOriginApp({
+  const app = createBookingApp({
     seats,
     payments: new TestPaymentProvider(),
     admission: { jwksUrl: o.jwksUrl, issuer: o.issuer, audience: o.audience },

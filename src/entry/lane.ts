@@ -1,4 +1,4 @@
-// The ordered lane's allocators (src/origin/lane/allocator.ts) as a process of their own: `npm run lane`.
+// The ordered lane's allocators (src/booking/lane/allocator.ts) as a process of their own: `npm run lane`.
 // One allocator per event named in ANTEROOM_LANE_EVENTS (comma-separated), on ANTEROOM_DATABASE_URL
 // (PostgreSQL) and ANTEROOM_REDIS_URL. Run several for safety: each event's lease lets one act at a time,
 // and another takes the event over (with its pending claims) once a stopped one's lease runs out.
@@ -12,8 +12,8 @@ import { PostgresSeatStore } from '../adapters/postgres/seat-store.js'
 import { RedisClaimLane } from '../adapters/redis/claim-lane.js'
 import { connectRedis, type RedisClient } from '../adapters/redis/connect.js'
 import { luaScripts } from '../adapters/redis/scripts.js'
+import { Allocator, type AllocatorOptions } from '../booking/lane/allocator.js'
 import { jsonLog } from '../core/log.js'
-import { Allocator, type AllocatorOptions } from '../origin/lane/allocator.js'
 
 export interface AllocatorsOptions {
   events: readonly string[]

@@ -20,9 +20,9 @@ import {
   API_VERSION,
   type ApiSpec,
   closedObject,
+  documentOnce,
   nullable,
   OPENAPI_DOCUMENT_SCHEMA,
-  openApiDocument,
   type ParameterSpec,
   type RouteSpec,
   schemaRef,
@@ -977,9 +977,5 @@ export const EDGE_API: ApiSpec = {
   routes: EDGE_ROUTES,
 }
 
-let edgeDocument: Readonly<JsonSchema> | undefined
 /** The edge's OpenAPI document (made once): what GET /_anteroom/api/openapi.json answers. */
-export function edgeApiDocument(): Readonly<JsonSchema> {
-  edgeDocument ??= openApiDocument(EDGE_API)
-  return edgeDocument
-}
+export const edgeApiDocument = documentOnce(EDGE_API)

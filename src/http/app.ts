@@ -151,9 +151,7 @@ function serveVisitor(edge: EdgeContext, c: Context): Response | Promise<Respons
   if (room === undefined) return forward(edge, c, req, undefined, undefined)
   // A bypass rule lets the request skip the line (bypass.ts): a room without rules costs this one check.
   if (hasBypass(room)) return afterBypassCheck(edge, c, req, room, bypassRule(edge, room, req))
-  const pending = checkAdmission(edge, room, req)
-  if (pending instanceof Promise) return pending.then((check) => afterAdmissionCheck(edge, c, req, room, check))
-  return afterAdmissionCheck(edge, c, req, room, pending)
+  return atAdmissionCheck(edge, c, req, room)
 }
 
 /** A request of a room with bypass rules: forwarded past the line by the rule that matched, or on as any other. */
@@ -166,6 +164,11 @@ function afterBypassCheck(
 ): Response | Promise<Response> {
   if (rule instanceof Promise) return rule.then((found) => afterBypassCheck(edge, c, req, room, found))
   if (rule !== undefined) return serveBypassed(edge, c, req, room, rule)
+  return atAdmissionCheck(edge, c, req, room)
+}
+
+/** A request of a room that no bypass rule let through: its admission cookie checked (in this turn when it can be), then on. */
+function atAdmissionCheck(edge: EdgeContext, c: Context, req: Incoming, room: RoomSettings): Response | Promise<Response> {
   const pending = checkAdmission(edge, room, req)
   if (pending instanceof Promise) return pending.then((check) => afterAdmissionCheck(edge, c, req, room, check))
   return afterAdmissionCheck(edge, c, req, room, pending)

@@ -326,7 +326,7 @@ async function admit(
     // Arrival in ms (the store counts in µs so that arrivals never tie); a lane's, when it was redeemed.
     arr: Math.floor(arrivalTimeUs(session.arrival, session.now * 1000) / 1000),
     exp: Math.floor(session.expires / 1000),
-    // An open admission says so, so that an origin can tell it apart (src/origin/verify.ts).
+    // An open admission says so, so that an origin can tell it apart (src/booking/verify.ts).
     ...(verdict.kind === 'open' ? { open: true as const } : {}),
     // A lane's admission says which: its session is renewed and ended in the lane's line (core/access.ts).
     ...(lane === undefined ? {} : { lane }),

@@ -1,6 +1,6 @@
 // The ClaimGate port: what an event has left to claim, kept in front of PostgreSQL so that a claim
 // that cannot succeed is answered without touching the database. The gate is never the record:
-// PostgreSQL decides every claim that passes it, and a reconciler (src/origin/reconciler.ts) repairs
+// PostgreSQL decides every claim that passes it, and a reconciler (src/booking/reconciler.ts) repairs
 // the gate from PostgreSQL every few seconds. Redis and the in-process memory store implement it;
 // test/contract/claim-gate.ts holds them to it.
 //

@@ -2,7 +2,7 @@
 // admitted to the event's lane; one allocator reads them in the lane's order, decides each against the
 // stock it holds in memory, writes a batch's winners to PostgreSQL in one transaction and answers every
 // claim of the batch. Redis Streams implement it (src/adapters/redis/claim-lane.ts); the allocator is
-// src/origin/lane/allocator.ts, the origin's side src/origin/lane/client.ts.
+// src/booking/lane/allocator.ts, the origin's side src/booking/lane/client.ts.
 import type { GateUnit } from './claim-gate.js'
 import type { HoldOutcome, ItemClaim } from './seat-store.js'
 

@@ -10,15 +10,15 @@ import type { Db } from '../../src/adapters/postgres/db.js'
 import { migrate } from '../../src/adapters/postgres/migrate.js'
 import { PostgresSeatStore } from '../../src/adapters/postgres/seat-store.js'
 import { type ItemSeed, seedEvent } from '../../src/adapters/postgres/seed.js'
+import { createBookingApp } from '../../src/booking/app.js'
 import { AdmissionTokens, generateSigningJwk, importSigningKeys, type SigningKey } from '../../src/core/admission-token.js'
-import { createOriginApp } from '../../src/origin/app.js'
 import { bodiesContract } from './booking/bodies.js'
 import { confirmContract } from './booking/confirm.js'
 import { contentionContract } from './booking/contention.js'
 import { holdsContract } from './booking/holds.js'
 import { itemsContract } from './booking/items.js'
 
-export type App = ReturnType<typeof createOriginApp>
+export type App = ReturnType<typeof createBookingApp>
 
 /** The database and keys, once made (in beforeAll), and a counter for unique event ids. */
 interface State {
@@ -57,7 +57,7 @@ function helpers(s: State) {
     })
     const payments = new TestPaymentProvider()
     const store = new PostgresSeatStore(s.db)
-    const app = createOriginApp({
+    const app = createBookingApp({
       seats: store,
       payments,
       admission: {

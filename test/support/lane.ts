@@ -1,4 +1,4 @@
-// An ordered lane for tests (src/origin/lane): the booking origin on the shared PostgreSQL server with
+// An ordered lane for tests (src/booking/lane): the booking origin on the shared PostgreSQL server with
 // the lane on for chosen events, on a Redis client of its own, and allocators made on demand.
 import { createLocalJWKSet } from 'jose'
 import { inject } from 'vitest'
@@ -13,12 +13,12 @@ import { RedisClaimGate } from '../../src/adapters/redis/claim-gate.js'
 import { RedisClaimLane } from '../../src/adapters/redis/claim-lane.js'
 import { connectRedis, type RedisClient, whenReady } from '../../src/adapters/redis/connect.js'
 import { luaScripts } from '../../src/adapters/redis/scripts.js'
+import { createBookingApp } from '../../src/booking/app.js'
+import { BookingGate } from '../../src/booking/gate.js'
+import { Allocator, type AllocatorOptions } from '../../src/booking/lane/allocator.js'
+import { BookingLane } from '../../src/booking/lane/client.js'
+import { Reconciler } from '../../src/booking/reconciler.js'
 import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../../src/core/admission-token.js'
-import { createOriginApp } from '../../src/origin/app.js'
-import { OriginGate } from '../../src/origin/gate.js'
-import { Allocator, type AllocatorOptions } from '../../src/origin/lane/allocator.js'
-import { OriginLane } from '../../src/origin/lane/client.js'
-import { Reconciler } from '../../src/origin/reconciler.js'
 
 /** What every lane test starts from: a migrated pool on the run's PostgreSQL server, and admission tokens as an edge signs them. */
 export async function laneBase(): Promise<{ db: Db; tokens: AdmissionTokens }> {
@@ -33,9 +33,9 @@ export async function laneBase(): Promise<{ db: Db; tokens: AdmissionTokens }> {
 }
 
 export interface LaneRig {
-  app: ReturnType<typeof createOriginApp>
+  app: ReturnType<typeof createBookingApp>
   lane: RedisClaimLane
-  origin: OriginLane
+  bookingLane: BookingLane
   seats: PostgresSeatStore
   redis: RedisClient
   /** An allocator for an event on this rig's database and Redis (not started). */
@@ -63,15 +63,15 @@ export async function laneRig(o: {
   const lane = new RedisClaimLane(redis, luaScripts())
   const seats = new PostgresSeatStore(o.db)
   const on = new Set(o.laneEvents)
-  const origin = new OriginLane({ lane, events: (e) => on.has(e), waitMs: o.waitMs })
-  if (o.listen !== false) await origin.start()
-  let gate: OriginGate | undefined
+  const bookingLane = new BookingLane({ lane, events: (e) => on.has(e), waitMs: o.waitMs })
+  if (o.listen !== false) await bookingLane.start()
+  let gate: BookingGate | undefined
   if (o.gateEvents !== undefined) {
     const claimGate = new RedisClaimGate(redis, luaScripts())
-    gate = new OriginGate(claimGate, seats)
+    gate = new BookingGate(claimGate, seats)
     await new Reconciler({ gate: claimGate, store: seats, events: async () => o.gateEvents ?? [] }).run()
   }
-  const app = createOriginApp({
+  const app = createBookingApp({
     gate,
     seats,
     payments: new TestPaymentProvider(),
@@ -81,7 +81,7 @@ export async function laneRig(o: {
       audience: 'origin',
       keys: createLocalJWKSet(o.tokens.jwks()),
     },
-    lane: origin,
+    lane: bookingLane,
   })
   const batches = new PostgresLaneStore(o.db)
   const allocators: { a: Allocator; close: () => void }[] = []
@@ -100,7 +100,7 @@ export async function laneRig(o: {
   return {
     app,
     lane,
-    origin,
+    bookingLane,
     seats,
     redis,
     async allocator(event, more = {}) {
@@ -127,7 +127,7 @@ export async function laneRig(o: {
     async close() {
       await Promise.all(allocators.map(({ a }) => a.stop()))
       for (const { close } of allocators) close()
-      await origin.close()
+      await bookingLane.close()
       redis.disconnect()
     },
   }

@@ -12,6 +12,7 @@ import {
   type RefusalCounts,
   type RefusalReason,
 } from '../../ports/defence-store.js'
+import { RoomMap } from './room-map.js'
 
 interface Room {
   /** The current minute's new places by network; older minutes are dropped. */
@@ -22,23 +23,18 @@ interface Room {
   buckets: Map<number, Record<RefusalReason, number>>
 }
 
+function newRoom(): Room {
+  return { minute: Number.NEGATIVE_INFINITY, joins: new Map(), total: noRefusals(), buckets: new Map() }
+}
+
 export class MemoryDefenceStore implements DefenceStore {
-  private readonly rooms = new Map<string, Room>()
+  private readonly rooms = new RoomMap(newRoom)
 
   constructor(private readonly clock: () => number = Date.now) {}
 
-  private room(id: string): Room {
-    let r = this.rooms.get(id)
-    if (r === undefined) {
-      r = { minute: Number.NEGATIVE_INFINITY, joins: new Map(), total: noRefusals(), buckets: new Map() }
-      this.rooms.set(id, r)
-    }
-    return r
-  }
-
   async countJoin(input: JoinInput): Promise<JoinResult> {
     const now = input.now ?? this.clock()
-    const r = this.room(input.room)
+    const r = this.rooms.of(input.room)
     const minute = Math.floor(now / JOIN_WINDOW_MS)
     if (minute !== r.minute) {
       r.minute = minute
@@ -52,12 +48,12 @@ export class MemoryDefenceStore implements DefenceStore {
 
   /** The room's refused joins in all, by reason (what the analytics' minute sample reads). */
   refusedTotals(room: string): Record<RefusalReason, number> {
-    return { ...this.room(room).total }
+    return { ...this.rooms.of(room).total }
   }
 
   async addRefusals(room: string, counts: Partial<Record<RefusalReason, number>>, at?: number): Promise<RefusalCounts> {
     const now = at ?? this.clock()
-    const r = this.room(room)
+    const r = this.rooms.of(room)
     const bucket = Math.floor(now / REFUSAL_BUCKET_MS)
     for (const reason of REFUSAL_REASONS) {
       const n = counts[reason] ?? 0

@@ -20,6 +20,7 @@ import {
   type WatchLook,
 } from '../../ports/queue-store.js'
 import { OrderedSet } from './ordered-set.js'
+import { RoomMap } from './room-map.js'
 
 /** A room as the Lua keeps it in Redis, plus what only the other scripts read. */
 interface Room extends RoomState {
@@ -46,51 +47,46 @@ function look(r: Room, asked: WatchLook) {
   }
 }
 
+function newRoom(): Room {
+  const seenBuckets = new Map<number, Map<string, number>>()
+  return {
+    line: new OrderedSet(),
+    sweep: new OrderedSet(),
+    active: new OrderedSet(),
+    admissions: new OrderedSet(),
+    used: new OrderedSet(),
+    ended: new OrderedSet(),
+    drawn: new OrderedSet(),
+    finished: new OrderedSet(),
+    lastSlotUs: undefined,
+    life: undefined,
+    seenBuckets,
+    seen(bucket) {
+      let seen = seenBuckets.get(bucket)
+      if (seen === undefined) {
+        seen = new Map()
+        seenBuckets.set(bucket, seen)
+      }
+      return seen
+    },
+    lastArrival: 0,
+    admitted: 0,
+    abandoned: 0,
+    abandonedBy: new Map(),
+    history: new Map(),
+  }
+}
+
 export class MemoryQueueStore implements QueueStore {
-  private readonly rooms = new Map<string, Room>()
+  private readonly rooms = new RoomMap(newRoom)
 
   constructor(private readonly clock: () => number = Date.now) {}
-
-  private room(id: string): Room {
-    let room = this.rooms.get(id)
-    if (room === undefined) {
-      const seenBuckets = new Map<number, Map<string, number>>()
-      room = {
-        line: new OrderedSet(),
-        sweep: new OrderedSet(),
-        active: new OrderedSet(),
-        admissions: new OrderedSet(),
-        used: new OrderedSet(),
-        ended: new OrderedSet(),
-        drawn: new OrderedSet(),
-        finished: new OrderedSet(),
-        lastSlotUs: undefined,
-        life: undefined,
-        seenBuckets,
-        seen(bucket) {
-          let seen = seenBuckets.get(bucket)
-          if (seen === undefined) {
-            seen = new Map()
-            seenBuckets.set(bucket, seen)
-          }
-          return seen
-        },
-        lastArrival: 0,
-        admitted: 0,
-        abandoned: 0,
-        abandonedBy: new Map(),
-        history: new Map(),
-      }
-      this.rooms.set(id, room)
-    }
-    return room
-  }
 
   async poll(input: PollInput): Promise<PollResult> {
     const now = input.now ?? this.clock()
     // Arrivals are in µs and unique per room, so two visitors never tie.
     const [answer] = pollRoom(
-      this.room(input.room),
+      this.rooms.of(input.room),
       [{ visitor: input.visitor, arrival: input.arrival, tokenExpires: input.tokenExpires, draw: input.draw, lane: input.lane }],
       input.limits,
       now,
@@ -102,7 +98,7 @@ export class MemoryQueueStore implements QueueStore {
 
   async renew(input: RenewInput): Promise<RenewResult> {
     const now = input.now ?? this.clock()
-    const r = this.room(input.room)
+    const r = this.rooms.of(input.room)
     r.ended.removeUpTo(now - ENDED_KEEP_MS)
     if (r.ended.score(input.visitor) !== undefined) {
       r.active.remove(input.visitor)
@@ -120,21 +116,21 @@ export class MemoryQueueStore implements QueueStore {
   }
 
   async endSession(room: string, visitor: string, at?: number): Promise<boolean> {
-    const r = this.room(room)
+    const r = this.rooms.of(room)
     r.ended.add(visitor, at ?? this.clock())
     return r.active.remove(visitor)
   }
 
   async finishSession(input: FinishInput): Promise<FinishResult> {
     const at = input.now ?? this.clock()
-    const r = this.room(input.room)
+    const r = this.rooms.of(input.room)
     r.finished.removeUpTo(at - input.keepMs)
     r.finished.add(input.visitor, at)
     return { active: r.active.remove(input.visitor), at }
   }
 
   async watch(room: string, endedSince: number, limit = 10_000, asked: WatchLook = { ranks: [], visitors: [] }): Promise<RoomWatch> {
-    const r = this.room(room)
+    const r = this.rooms.of(room)
     const since = (set: ScoredSet) =>
       set
         .first(set.size)
@@ -151,7 +147,7 @@ export class MemoryQueueStore implements QueueStore {
   }
 
   async draw(room: string, offset: number, limit: number): Promise<DrawPage> {
-    const drawn = this.room(room).drawn
+    const drawn = this.rooms.of(room).drawn
     const entries = drawn
       .first(offset + limit)
       .slice(offset)
@@ -160,12 +156,12 @@ export class MemoryQueueStore implements QueueStore {
   }
 
   async allowAgain(room: string, visitor: string): Promise<boolean> {
-    return this.room(room).ended.remove(visitor)
+    return this.rooms.of(room).ended.remove(visitor)
   }
 
   async endAllSessions(room: string, at?: number): Promise<number> {
     const now = at ?? this.clock()
-    const r = this.room(room)
+    const r = this.rooms.of(room)
     const members = r.active.first(r.active.size)
     for (const v of members) {
       r.ended.add(v, now)
@@ -176,7 +172,7 @@ export class MemoryQueueStore implements QueueStore {
 
   async stats(room: string, at?: number): Promise<RoomStats> {
     const now = at ?? this.clock()
-    const r = this.room(room)
+    const r = this.rooms.of(room)
     expire(r, now)
     const bucket = Math.floor(now / 10000)
     let abandonedLastMinute = 0
@@ -193,14 +189,14 @@ export class MemoryQueueStore implements QueueStore {
 
   /** A minute's numbers for the analytics (analytics-store.ts): the line and sessions as stats() counts them, and the running totals. */
   minuteCounts(room: string, now: number): { waiting: number; active: number; admitted: number; abandoned: number } {
-    const r = this.room(room)
+    const r = this.rooms.of(room)
     expire(r, now)
     return { waiting: r.line.size, active: r.active.size, admitted: r.admitted, abandoned: r.abandoned }
   }
 
   async recordSample(room: string, at?: number): Promise<void> {
     const now = at ?? this.clock()
-    const r = this.room(room)
+    const r = this.rooms.of(room)
     const bucket = Math.floor(now / 10000)
     if (r.history.has(bucket)) return
     const s = await this.stats(room, now)
@@ -216,7 +212,7 @@ export class MemoryQueueStore implements QueueStore {
   }
 
   async history(room: string): Promise<RoomSample[]> {
-    return [...this.room(room).history.values()].sort((a, b) => a.t - b.t)
+    return [...this.rooms.of(room).history.values()].sort((a, b) => a.t - b.t)
   }
 
   async ping(): Promise<boolean> {

@@ -1,4 +1,4 @@
-// An ordered lane's batches on PostgreSQL (src/origin/lane/allocator.ts): the claims an allocator let
+// An ordered lane's batches on PostgreSQL (src/booking/lane/allocator.ts): the claims an allocator let
 // through, written in the lane's order in one statement and so one transaction (lane-batch.sql,
 // anteroom_claim_batch in migrations/005), each by the same conditional writes as a single claim.
 import { AnteroomError } from '../../core/errors.js'

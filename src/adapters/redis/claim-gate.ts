@@ -6,22 +6,14 @@ import type { RedisClient } from './connect.js'
 import { gateKeys } from './keys.js'
 import { runScript, type Scripts } from './scripts.js'
 import { storeCall } from './store-call.js'
+import { TurnBatches } from './turn-batches.js'
 
 const unitArgs = (units: GateUnit[]): (string | number)[] => [units.length, ...units.flatMap((u) => [u.unit, u.quantity])]
 
-/** Most claims in one call. */
-const MAX_BATCH = 200
+/** gate-claim's reply for one claim: pass, gone (with what is left and the nearest units), or unknown. */
+type ClaimReply = [string, (string | number)[]?, string[]?]
 
-/** Runs fn after the current turn of the event loop: setImmediate on Node, a zero timer elsewhere. */
-const nextTurn: (fn: () => void) => void = typeof setImmediate === 'function' ? (fn) => setImmediate(fn) : (fn) => setTimeout(fn, 0)
-
-interface Batch {
-  event: string
-  now: number | undefined
-  claims: { input: ClaimInput; resolve: (answer: GateClaim) => void; reject: (err: unknown) => void }[]
-}
-
-function answerOf(reply: [string, (string | number)[]?, string[]?]): GateClaim {
+function answerOf(reply: ClaimReply): GateClaim {
   if (reply[0] === 'pass') return { kind: 'pass' }
   if (reply[0] !== 'gone') return { kind: 'unknown' }
   const flat = reply[1] ?? []
@@ -31,7 +23,7 @@ function answerOf(reply: [string, (string | number)[]?, string[]?]): GateClaim {
 }
 
 export class RedisClaimGate implements ClaimGate {
-  private readonly batches = new Map<string, Batch>()
+  private readonly claims = new TurnBatches<ClaimInput, GateClaim>((inputs) => this.send(inputs))
 
   constructor(
     private readonly redis: RedisClient,
@@ -40,37 +32,22 @@ export class RedisClaimGate implements ClaimGate {
 
   /**
    * Claims that arrive together (same event and clock) wait for the end of the current turn of the
-   * event loop and go to Redis as one EVALSHA, as the queue store's polls do: each still costs one
+   * event loop and go to Redis as one EVALSHA (turn-batches.ts), as the queue store's polls do: each still costs one
    * round trip, but ioredis and Redis handle one command for a whole rush.
    */
   claim(input: ClaimInput): Promise<GateClaim> {
-    const key = `${input.event}|${input.now ?? ''}`
-    let batch = this.batches.get(key)
-    if (batch === undefined || batch.claims.length >= MAX_BATCH) {
-      batch = { event: input.event, now: input.now, claims: [] }
-      this.batches.set(key, batch)
-      const flushing = batch
-      nextTurn(() => {
-        if (this.batches.get(key) === flushing) this.batches.delete(key)
-        void this.send(flushing)
-      })
-    }
-    return new Promise((resolve, reject) => batch.claims.push({ input, resolve, reject }))
+    return this.claims.add(`${input.event}|${input.now ?? ''}`, input)
   }
 
-  private async send(batch: Batch): Promise<void> {
-    const args: (string | number)[] = [batch.now ?? '', batch.claims.length]
-    for (const { input } of batch.claims) {
+  /** One EVALSHA for claims of the same event and clock, in the order they came. */
+  private async send(inputs: ClaimInput[]): Promise<GateClaim[]> {
+    const { event, now } = inputs[0] as ClaimInput
+    const args: (string | number)[] = [now ?? '', inputs.length]
+    for (const input of inputs) {
       args.push(input.hold, input.ttlMs, ...unitArgs(input.units), input.nearest ?? 0, (input.candidates ?? []).join(' '))
     }
-    let replies: [string, (string | number)[]?, string[]?][]
-    try {
-      replies = (await storeCall(() => runScript(this.redis, this.scripts.gateClaim, gateKeys(batch.event), args))) as typeof replies
-    } catch (err) {
-      for (const c of batch.claims) c.reject(err)
-      return
-    }
-    for (const [i, c] of batch.claims.entries()) c.resolve(answerOf(replies[i] ?? ['unknown']))
+    const replies = (await storeCall(() => runScript(this.redis, this.scripts.gateClaim, gateKeys(event), args))) as ClaimReply[]
+    return inputs.map((_, i) => answerOf(replies[i] ?? ['unknown']))
   }
 
   async release(event: string, hold: string, now?: number): Promise<void> {

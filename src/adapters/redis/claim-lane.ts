@@ -8,6 +8,7 @@ import { type RedisClient, whenReady } from './connect.js'
 import { LANE_DONE_PATTERN, laneKeys } from './keys.js'
 import { runScript, type Scripts } from './scripts.js'
 import { storeCall } from './store-call.js'
+import { TurnBatches } from './turn-batches.js'
 
 /** The lane's one consumer group: every allocator of an event reads in it. */
 export const LANE_GROUP = 'allocators'
@@ -31,20 +32,15 @@ const entriesOf = (raw: RawEntry[] | null | undefined): LaneEntry[] => (raw ?? [
 /** The event named by an answers channel (`anteroom:{lane:<event>}:done`). */
 const eventOfChannel = (channel: string) => /^anteroom:\{lane:(.*)\}:done$/.exec(channel)?.[1]
 
-/** Most claims in one call. */
-const MAX_BATCH = 200
-
-/** Runs fn after the current turn of the event loop: setImmediate on Node, a zero timer elsewhere. */
-const nextTurn: (fn: () => void) => void = typeof setImmediate === 'function' ? (fn) => setImmediate(fn) : (fn) => setTimeout(fn, 0)
-
-interface SubmitBatch {
+/** A claim to append to its event's lane, with how long its answer is kept. */
+interface Submission {
   event: string
+  claim: LaneClaim
   ttlMs: number
-  claims: { claim: LaneClaim; resolve: (id: string) => void; reject: (err: unknown) => void }[]
 }
 
 export class RedisClaimLane implements ClaimLane, LaneConsumer {
-  private readonly batches = new Map<string, SubmitBatch>()
+  private readonly submissions = new TurnBatches<Submission, string>((batch) => this.send(batch))
 
   constructor(
     private readonly redis: RedisClient,
@@ -56,35 +52,19 @@ export class RedisClaimLane implements ClaimLane, LaneConsumer {
    * the event loop and go to Redis as one EVALSHA, in the order they came: a rush is a few commands.
    */
   submit(event: string, claim: LaneClaim, ttlMs: number): Promise<string> {
-    const key = `${event}|${ttlMs}`
-    let batch = this.batches.get(key)
-    if (batch === undefined || batch.claims.length >= MAX_BATCH) {
-      batch = { event, ttlMs, claims: [] }
-      this.batches.set(key, batch)
-      const flushing = batch
-      nextTurn(() => {
-        if (this.batches.get(key) === flushing) this.batches.delete(key)
-        void this.send(flushing)
-      })
-    }
-    return new Promise((resolve, reject) => batch.claims.push({ claim, resolve, reject }))
+    return this.submissions.add(`${event}|${ttlMs}`, { event, claim, ttlMs })
   }
 
-  private async send(batch: SubmitBatch): Promise<void> {
-    const k = laneKeys(batch.event)
-    const args: (string | number)[] = [batch.ttlMs]
-    for (const { claim } of batch.claims) {
+  /** One EVALSHA for claims of the same event and answer lifetime, in the order they came: their entry ids. */
+  private async send(batch: Submission[]): Promise<string[]> {
+    const { event, ttlMs } = batch[0] as Submission
+    const k = laneKeys(event)
+    const args: (string | number)[] = [ttlMs]
+    for (const { claim } of batch) {
       const pending: LaneAnswer = { claim: claim.id, holder: claim.holder, status: 'pending' }
       args.push(claim.id, JSON.stringify(pending), JSON.stringify({ k: 'claim', c: claim }))
     }
-    let ids: string[]
-    try {
-      ids = (await storeCall(() => runScript(this.redis, this.scripts.laneSubmit, [k.claims, k.answers], args))) as string[]
-    } catch (err) {
-      for (const c of batch.claims) c.reject(err)
-      return
-    }
-    for (const [i, c] of batch.claims.entries()) c.resolve(ids[i] as string)
+    return (await storeCall(() => runScript(this.redis, this.scripts.laneSubmit, [k.claims, k.answers], args))) as string[]
   }
 
   /**
@@ -124,7 +104,7 @@ export class RedisClaimLane implements ClaimLane, LaneConsumer {
     })
     sub.on('error', () => {})
     // ioredis subscribes again by itself after a reconnection; answers published meanwhile are read
-    // from their keys by the waiting requests (OriginLane.hold).
+    // from their keys by the waiting requests (BookingLane.hold).
     await whenReady(sub, 2000)
     await storeCall(() => sub.psubscribe(LANE_DONE_PATTERN)).catch((err) => {
       sub.disconnect()

@@ -22,6 +22,7 @@ import {
 import { roomKeys } from './keys.js'
 import { runScript, type Scripts } from './scripts.js'
 import { replies, storeCall } from './store-call.js'
+import { nextTurn } from './turn-batches.js'
 
 const STATES = { 1: 'queued', 2: 'admitted', 3: 'paused', 4: 'ended', 5: 'recovering', 6: 'prequeue' } as const
 /** Numbers poll-12.lua answers per poll; after them, six for the call. */
@@ -63,9 +64,6 @@ interface Batch {
   /** Handed to send(): full, or at the end of the turn that began it. */
   sent: boolean
 }
-
-/** Runs fn after the current turn of the event loop: setImmediate on Node, a zero timer elsewhere. */
-const nextTurn: (fn: () => void) => void = typeof setImmediate === 'function' ? (fn) => setImmediate(fn) : (fn) => setTimeout(fn, 0)
 
 /** Limits and hints as JSON, once per object (an edge hands the same one until it changes). */
 const jsonText = new WeakMap<object, string>()

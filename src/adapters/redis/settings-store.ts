@@ -6,17 +6,11 @@ import type { ReplaceResult, SettingsStore, VersionedRoom } from '../../ports/se
 import { SETTINGS_KEY } from './keys.js'
 import { runScript, type Scripts } from './scripts.js'
 import { replies, storeCall } from './store-call.js'
+import { casResult, readVersioned } from './versioned.js'
 
-function decode(id: string, json: string): VersionedRoom | undefined {
-  try {
-    const stored = JSON.parse(json) as { rev?: unknown; settings?: unknown }
-    if (typeof stored.rev !== 'number') return undefined
-    return { rev: stored.rev, settings: parseRoomSettings(stored.settings, `settings[${id}].`) }
-  } catch {
-    // A damaged entry must not take every room down; the rest keep working.
-    return undefined
-  }
-}
+/** A room's entry; undefined when damaged (settings that do not parse too): the other rooms keep working. */
+const decode = (id: string, json: string): VersionedRoom | undefined =>
+  readVersioned(json, (stored) => ({ rev: stored.rev, settings: parseRoomSettings(stored.settings, `settings[${id}].`) }))
 
 export class RedisSettingsStore implements SettingsStore {
   constructor(
@@ -48,7 +42,6 @@ export class RedisSettingsStore implements SettingsStore {
     const reply = (await storeCall(() =>
       runScript(this.redis, this.scripts.settingsCas, [SETTINGS_KEY], [settings.id, expectedRev, JSON.stringify(settings)]),
     )) as [number, number | string]
-    if (reply[0] === 1) return { ok: true, rev: Number(reply[1]) }
-    return { ok: false, current: reply[1] === '' ? undefined : decode(settings.id, String(reply[1])) }
+    return casResult(reply, (json) => decode(settings.id, json))
   }
 }

@@ -7,23 +7,20 @@ import type { TemplateStore, TemplateWrite, VersionedTemplate } from '../../port
 import { TEMPLATES_KEY } from './keys.js'
 import { runScript, type Scripts } from './scripts.js'
 import { storeCall } from './store-call.js'
+import { casResult, readVersioned } from './versioned.js'
 
 const REV = 'rev:'
 
-function decode(json: string): VersionedTemplate | undefined {
-  try {
-    const stored = JSON.parse(json) as { rev?: unknown; template?: Partial<PageTemplate> }
-    const t = stored.template
-    if (typeof stored.rev !== 'number' || typeof t?.name !== 'string' || typeof t.source !== 'string') return undefined
+/** A template's entry; undefined when damaged: the other templates keep working. */
+const decode = (json: string): VersionedTemplate | undefined =>
+  readVersioned(json, (stored) => {
+    const t = stored.template as Partial<PageTemplate> | undefined
+    if (typeof t?.name !== 'string' || typeof t.source !== 'string') return undefined
     return {
       rev: stored.rev,
       template: { name: t.name, source: t.source, stylesheet: typeof t.stylesheet === 'string' ? t.stylesheet : null },
     }
-  } catch {
-    // A damaged entry must not take every template down; the rest keep working.
-    return undefined
-  }
-}
+  })
 
 export class RedisTemplateStore implements TemplateStore {
   constructor(
@@ -64,7 +61,6 @@ export class RedisTemplateStore implements TemplateStore {
       number,
       number | string,
     ]
-    if (reply[0] === 1) return { ok: true, rev: Number(reply[1]) }
-    return { ok: false, current: reply[1] === '' ? undefined : decode(String(reply[1])) }
+    return casResult(reply, decode)
   }
 }

@@ -4,8 +4,8 @@
 import { connect } from 'node:net'
 import { createLocalJWKSet, SignJWT } from 'jose'
 import { describe, expect, it } from 'vitest'
-import { MAX_BODY_BYTES } from '../../../src/origin/body.js'
-import { admissionVerifier } from '../../../src/origin/verify.js'
+import { MAX_BODY_BYTES } from '../../../src/booking/body.js'
+import { admissionVerifier } from '../../../src/booking/verify.js'
 import { serveOnFreePort } from '../../support/serve.js'
 import type { App, BookingContext } from '../booking.js'
 

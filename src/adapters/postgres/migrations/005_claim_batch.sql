@@ -1,4 +1,4 @@
--- 005_claim_batch.sql: a batch of claims decided by an ordered lane's allocator (src/origin/lane), written
+-- 005_claim_batch.sql: a batch of claims decided by an ordered lane's allocator (src/booking/lane), written
 -- in one statement, so in one transaction. anteroom_claim_batch(event, claims, lock timeout, how many
 -- nearest seats at least), where claims is a JSON list of {"id", "holder", "seats", "items"} in the lane's order,
 -- returns a JSON list of answers in the same order: what anteroom_claim (004) returns for each claim.

@@ -15,7 +15,7 @@ export interface PendingClaim {
   claim: string
 }
 
-export interface OriginLaneOptions {
+export interface BookingLaneOptions {
   lane: ClaimLane
   /** Whether an event's claims go through the lane (off for every event unless chosen). */
   events: (event: string) => boolean
@@ -26,12 +26,12 @@ export interface OriginLaneOptions {
   log?: (event: string, fields: Record<string, unknown>) => void
 }
 
-export class OriginLane {
+export class BookingLane {
   /** Requests waiting in this process, by claim id. */
   private readonly waiting = new Map<string, (answer: LaneAnswer) => void>()
   private unlisten: (() => Promise<void>) | undefined
 
-  constructor(private readonly o: OriginLaneOptions) {}
+  constructor(private readonly o: BookingLaneOptions) {}
 
   on(event: string): boolean {
     return this.o.events(event)

@@ -71,7 +71,7 @@ export interface GateStats {
  * The gate calls of a claim's life. Every call is best-effort: a failure is counted and the claim
  * goes on as if there were no gate. Seat layouts are cached (they do not change during a sale).
  */
-export class OriginGate {
+export class BookingGate {
   readonly stats: GateStats = { failures: 0, refused: 0, passed: 0, unknown: 0 }
   /** Shared by concurrent claims while it loads, as the store's event cache. */
   private readonly layouts = new BoundedMap<string, { layout: Promise<SeatPlace[]>; until: number }>(1000)

@@ -1,4 +1,4 @@
-// createOriginApp: the booking origin behind the waiting room. Every route requires a valid
+// createBookingApp: the booking origin behind the waiting room. Every route requires a valid
 // admission; the visitor in the token (sub) holds whatever seats they claim. PostgreSQL decides
 // every claim (see ../adapters/postgres/sql); payment happens outside any transaction. Bodies are
 // JSON only and at most MAX_BODY_BYTES (./body.ts). Open admissions (issued by the edge without
@@ -14,12 +14,12 @@ import { requestIdOf } from '../http/request-id.js'
 import type { GateClaim } from '../ports/claim-gate.js'
 import type { PaymentProvider } from '../ports/payments.js'
 import type { EventInfo, Hold, Payment, SeatStore, StoredAnswer } from '../ports/seat-store.js'
-import { originApiDocument } from './api-description.js'
+import { bookingApiDocument } from './api-description.js'
 import { type BodyEnv, jsonBodies } from './body.js'
 import { type Claim, HOLD_ID, heldBody, holdAmount, IDEMPOTENCY_KEY, readClaim, releasedBody, shortItems, unknownItems } from './claims.js'
-import { holdUnits, ITEM_UNIT, itemUnit, type OriginGate, SEAT_UNIT } from './gate.js'
-import type { OriginLane, PendingClaim } from './lane/client.js'
-import type { ConfirmOutcome, HoldOutcome, OriginMeters } from './metrics.js'
+import { type BookingGate, holdUnits, ITEM_UNIT, itemUnit, SEAT_UNIT } from './gate.js'
+import type { BookingLane, PendingClaim } from './lane/client.js'
+import type { BookingMeters, ConfirmOutcome, HoldOutcome } from './metrics.js'
 import { demoPage } from './page.js'
 import type { Reconciler } from './reconciler.js'
 import { itemsShortBody, SHORT_HEADERS, seatsTakenBody, TAKEN_HEADERS, takenMessage } from './refusals.js'
@@ -33,7 +33,7 @@ import {
   requireAdmission,
 } from './verify.js'
 
-export interface OriginDeps {
+export interface BookingDeps {
   seats: SeatStore
   payments: PaymentProvider
   admission: AdmissionCheckOptions
@@ -46,12 +46,12 @@ export interface OriginDeps {
    * The claim gate in front of PostgreSQL (./gate.ts): claims it knows are doomed are answered
    * without the database, and before the admission's signature check. Left out: PostgreSQL alone.
    */
-  gate?: OriginGate
+  gate?: BookingGate
   /**
    * The ordered lane (./lane/client.ts): claims for the events it is on for are decided by the event's
    * allocator, in arrival order, instead of one by one in PostgreSQL. Left out: off for every event.
    */
-  lane?: OriginLane
+  lane?: BookingLane
   /** The gate's reconciler, whose figures GET /events/:event/stock shows. */
   reconciler?: Reconciler
   /** Send Anteroom-Command: end-session with a confirmed purchase (and its replays); default false. */
@@ -60,7 +60,7 @@ export interface OriginDeps {
   /** The request's id in log lines (src/http/request-id.ts); made per request when unset. */
   requestId?: (c: Context) => string
   /** Counts holds and confirms (./metrics.ts); unset: metrics are off. */
-  meters?: OriginMeters
+  meters?: BookingMeters
   /** Serves GET /metrics: the exporter and the bearer tokens that may read it. */
   metrics?: { exporter: MetricsExporter; tokens: readonly string[] }
 }
@@ -108,7 +108,7 @@ function failedCheckout(err: AnteroomError, more: Record<string, unknown>): Stor
   return { status: errorSpec(err.code).status, body: { ...errorBody(err), ...more } }
 }
 
-export function createOriginApp(deps: OriginDeps): Hono<Env> {
+export function createBookingApp(deps: BookingDeps): Hono<Env> {
   const app = new Hono<Env>()
   const { seats: store, payments } = deps
   const repeatWaitMs = deps.repeatWaitMs ?? 10_000
@@ -139,7 +139,7 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
   const verify = admissionVerifier(deps.admission)
 
   // The API's description (OpenAPI 3.1), before the admission check: it is public, like its source.
-  app.get('/openapi.json', (c) => c.json(originApiDocument(), 200, { 'cache-control': 'no-store' }))
+  app.get('/openapi.json', (c) => c.json(bookingApiDocument(), 200, { 'cache-control': 'no-store' }))
 
   // A claim, registered before the admission middleware: it asks the gate first, with the token only
   // read (peekAdmission), so that a claim the gate knows is doomed costs neither a signature check nor
@@ -156,7 +156,7 @@ export function createOriginApp(deps: OriginDeps): Hono<Env> {
     }
     const asked = readClaim(c.get('body'), event)
     const id = crypto.randomUUID()
-    const gated = await (gate as OriginGate).claim({ event: event.id, hold: id, ...asked, ttlMs: event.holdSeconds * 1000 })
+    const gated = await (gate as BookingGate).claim({ event: event.id, hold: id, ...asked, ttlMs: event.holdSeconds * 1000 })
     if (gated.kind === 'gone') {
       meters?.hold(event.id, 'gate')
       return gone409(c, gated, asked)

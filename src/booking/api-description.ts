@@ -1,9 +1,9 @@
-// The booking origin's API description: one entry per route createOriginApp serves (./app.ts), turned
+// The booking origin's API description: one entry per route createBookingApp serves (./app.ts), turned
 // into OpenAPI 3.1 by core/openapi.ts and served without admission at GET /openapi.json. The hold's
 // body is the schema value readClaim checks with (./claims.ts, holdBody); errors come from the
 // registry (core/errors.ts), the admission's from its ERR_ADMISSION_* codes.
 //
-// A new route is one entry in ORIGIN_ROUTES: method and path as app.ts registers them (`:event`),
+// A new route is one entry in BOOKING_ROUTES: method and path as app.ts registers them (`:event`),
 // summary, tag, security ('admission', 'metrics' or 'none'), parameters, body, responses and the error
 // codes it may answer besides its security's. test/openapi.test.ts fails until the app's routes and
 // these entries are the same, and checks real answers against the schemas given here.
@@ -13,9 +13,9 @@ import {
   API_VERSION,
   type ApiSpec,
   closedObject as closed,
+  documentOnce,
   nullable,
   OPENAPI_DOCUMENT_SCHEMA,
-  openApiDocument,
   type ParameterSpec,
   type RouteSpec,
 } from '../core/openapi.js'
@@ -63,7 +63,7 @@ const DB: readonly ErrorCode[] = ['ERR_DB_BUSY', 'ERR_DB_UNAVAILABLE']
 const BODY: readonly ErrorCode[] = ['ERR_UNSUPPORTED_MEDIA_TYPE', 'ERR_BODY_TOO_LARGE', 'ERR_BODY']
 const eventHead = closed({ id: string, name: string, priceCents: integer() })
 
-export const ORIGIN_ROUTES: readonly RouteSpec[] = [
+export const BOOKING_ROUTES: readonly RouteSpec[] = [
   {
     method: 'get',
     path: '/metrics',
@@ -270,14 +270,14 @@ export const ORIGIN_ROUTES: readonly RouteSpec[] = [
   },
 ]
 
-/** Every code an admission check may answer (src/origin/verify.ts): the registry's ERR_ADMISSION_*. */
+/** Every code an admission check may answer (src/booking/verify.ts): the registry's ERR_ADMISSION_*. */
 const ADMISSION_ERRORS = (Object.keys(ERRORS) as ErrorCode[]).filter((code) => code.startsWith('ERR_ADMISSION_'))
 
-export const ORIGIN_API: ApiSpec = {
+export const BOOKING_API: ApiSpec = {
   title: 'Anteroom booking origin',
   version: API_VERSION,
   description:
-    'The bundled booking origin behind the waiting room: seat maps, holds, checkouts. Every route but this document and the metrics needs the edge’s Anteroom-Admission header. Generated from the code’s own schemas (src/origin/api-description.ts).',
+    'The bundled booking origin behind the waiting room: seat maps, holds, checkouts. Every route but this document and the metrics needs the edge’s Anteroom-Admission header. Generated from the code’s own schemas (src/booking/api-description.ts).',
   tags: [
     { name: 'events', description: 'What an event has.' },
     { name: 'holds', description: 'Holding, paying, releasing.' },
@@ -307,12 +307,8 @@ export const ORIGIN_API: ApiSpec = {
     ERR_BODY_TOO_LARGE: { limit: integer() },
     ERR_UNSUPPORTED_MEDIA_TYPE: { accepted: strings },
   },
-  routes: ORIGIN_ROUTES,
+  routes: BOOKING_ROUTES,
 }
 
-let originDocument: Readonly<JsonSchema> | undefined
-/** The origin's OpenAPI document (made once): what GET /openapi.json answers. */
-export function originApiDocument(): Readonly<JsonSchema> {
-  originDocument ??= openApiDocument(ORIGIN_API)
-  return originDocument
-}
+/** The booking app's OpenAPI document (made once): what GET /openapi.json answers. */
+export const bookingApiDocument = documentOnce(BOOKING_API)

@@ -2,7 +2,7 @@
 // latency (by SQL file), and what the claim gate and its reconciler counted. Declared once here,
 // written by prom-client on Node (src/adapters/prom/exporter.ts), as the edge's are (core/metrics.ts).
 import { type CounterCell, type HistogramCell, LATENCY_BUCKETS, MetricRegistry } from '../core/metrics.js'
-import type { OriginGate } from './gate.js'
+import type { BookingGate } from './gate.js'
 import type { Reconciler } from './reconciler.js'
 
 /** How a hold ended: held, or why not (`gate`: the claim gate knew the units were gone; PostgreSQL was not asked). */
@@ -11,7 +11,7 @@ export type HoldOutcome = 'held' | 'taken' | 'limit' | 'unknown_seats' | 'short'
 /** How a confirm ended: booked, declined, the hold lost (refunded, or never charged), still running elsewhere, or failed. */
 export type ConfirmOutcome = 'booked' | 'declined' | 'hold_lost' | 'refunded' | 'in_progress' | 'error'
 
-export class OriginMeters {
+export class BookingMeters {
   readonly registry = new MetricRegistry()
   private readonly holds = this.registry.counter(
     'anteroom_origin_holds_total',
@@ -58,7 +58,7 @@ export class OriginMeters {
   }
 
   /** What the claim gate and its reconciler counted, read when scraped. */
-  watch(gate: OriginGate | undefined, reconciler: Reconciler | undefined): void {
+  watch(gate: BookingGate | undefined, reconciler: Reconciler | undefined): void {
     const r = this.registry
     const read = (value: () => number | undefined) =>
       function* () {
