@@ -1,5 +1,5 @@
 # The Anteroom edge with its bundled booking origin, as `npm start` runs it: `docker compose up --build` (compose.yaml).
-# Not built in CI (no Docker engine there): test/container.test.ts checks these lines and runs the steps without an engine.
+# Not built in CI (no Docker engine there): test/container-dockerfile.test.ts checks these lines, test/container.test.ts runs the steps without an engine.
 
 # Production dependencies only, from the lock file. The build tools never reach the runtime stage.
 FROM node:20.20.2-bookworm-slim AS deps

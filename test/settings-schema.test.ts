@@ -1,8 +1,8 @@
 // One schema (ROOM_SETTINGS in src/core/settings.ts) drives the room settings everywhere: config and
 // the admin API validate every setting from it and name the bad one, the edge serves it to the admin
 // form, and the admission limits carry every setting flagged for the rule. Each check walks the
-// schema, so a new setting is covered here without a new test. (test/admin.browser.test.ts checks
-// that the form is built from the served schema.)
+// schema, so a new setting is covered here without a new test. (test/admin-settings-form.browser.test.ts
+// checks that the form is built from the served schema.)
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { loadConfig } from '../src/config/index.js'

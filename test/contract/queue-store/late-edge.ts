@@ -1,11 +1,11 @@
-// The QueueStore contract, a late edge (core/lateness.ts, lateSlack in core/admission.ts): an edge
+// The QueueStore contract (test/contract/queue-store.ts), one topic: a late edge (core/lateness.ts, lateSlack in core/admission.ts): an edge
 // that serves its polls late says how late in its hint, and nobody is dropped for a silence that
 // lateness explains; a place used up by an admission stays used for as long as a late edge reads
-// old queue tokens. Run by queueStoreContract on every store; time is passed in, never slept.
+// old queue tokens. Run on every store; time is passed in, never slept.
 import { describe, expect, it } from 'vitest'
-import { seenBucketOf } from '../../src/core/admission.js'
-import { ADMISSION_DEFAULTS, type AdmissionLimits } from '../../src/core/settings.js'
-import type { StoreHarness } from './queue-store.js'
+import { seenBucketOf } from '../../../src/core/admission.js'
+import { ADMISSION_DEFAULTS, type AdmissionLimits } from '../../../src/core/settings.js'
+import type { StoreHarness } from '../queue-store.js'
 
 let roomSeq = 0
 const newRoom = () => `late${Date.now().toString(36)}-${roomSeq++}`
@@ -35,7 +35,7 @@ function sameBucket(): [string, string] {
   }
 }
 
-export function latenessContract(makeHarness: () => Promise<StoreHarness>): void {
+export function lateEdgeContract(makeHarness: () => Promise<StoreHarness>): void {
   describe('a late edge', () => {
     it('holds the drop of a silent visitor by the lateness it reports, for abandonAfter after its report', async () => {
       const { store } = await makeHarness()
