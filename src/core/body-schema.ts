@@ -1,7 +1,7 @@
 // Request bodies as schema values: one definition both checks a parsed JSON body (checkBody, readBody:
 // the first problem, in the words and with the `field` the apps have always answered) and becomes the
 // JSON Schema (2020-12) that the OpenAPI documents show (jsonSchemaOf; core/openapi.ts). A body's
-// rules are therefore written once; test/openapi.test.ts runs both readings over the same bodies.
+// rules are therefore written once; test/openapi-schemas.test.ts runs both readings over the same bodies.
 //
 // A problem is told as "<field>: <text>", field being where it is in the body (`items[1].quantity`).
 // The few rules JSON Schema cannot say (an item named twice, units summed over a hold) are checked

@@ -1,6 +1,6 @@
 // Room settings as JSON Schema (2020-12), converted from ROOM_SETTINGS (core/settings.ts), so that the
 // API description never restates a setting: types, ranges, choices, defaults, null refs and the
-// schedule object all come from the schema entries. test/openapi.test.ts checks that these schemas
+// schedule object all come from the schema entries. test/openapi-schemas.test.ts checks that these schemas
 // accept and refuse what parseRoomSettings does, value by value, for every setting.
 import { type JsonSchema, patternOf } from './body-schema.js'
 import { BYPASS_LIMITS, BYPASS_RULE_ID, BYPASS_SECRET_NAME } from './bypass.js'
