@@ -70,3 +70,58 @@ export class Lateness {
     return this.value
   }
 }
+
+/** How often the runtime ticks Stalls (Node: a timer; the Worker has none between requests). */
+export const STALL_TICK_MS = 250
+/** A stall shorter than this is not one (a busy turn of the event loop). */
+export const STALL_MIN_MS = 1000
+
+/** A stall the edge noticed: when it began (its id: one stall, one outage for the store) and how long it was, ms. */
+export interface Stall {
+  at: number
+  ms: number
+}
+
+/**
+ * How long a stall must be to matter to a room: a visitor polls at most 1.5 refreshes apart, and a
+ * stall as long as what is left of abandonAfter after that could make them look silent. Half of it,
+ * for the jitter of their timers and of the edge's lateness, and never under STALL_MIN_MS.
+ */
+export function stallMattersMs(abandonAfterMs: number, refreshMs: number): number {
+  return Math.max(STALL_MIN_MS, (abandonAfterMs - 1.5 * refreshMs) / 2)
+}
+
+/**
+ * Stalls of the edge itself: its event loop held up (a long pause, a starved or throttled CPU). Every
+ * poll that waited through one reaches the store that much later at once, and the lateness median,
+ * which follows lateness that grows, cannot cover it in time. The runtime ticks this every
+ * STALL_TICK_MS; a request served after a silent stretch notices the stall too, before the timer
+ * does. The edge tells the store of a stall that matters to a room as an outage (EdgeHint.outage,
+ * holdLine in core/admission.ts): the line is held for 1.5 refreshes, nobody dropped or admitted and
+ * admissions about to run out kept, until every visitor it held up is seen again.
+ */
+export class Stalls {
+  private lastTick: number | undefined
+  private last: Stall | undefined
+
+  /** The runtime's timer. */
+  tick(nowMs: number): void {
+    this.see(nowMs)
+    this.lastTick = nowMs
+  }
+
+  /** The latest stall noticed by now, a silent stretch since the last tick included; undefined before any. */
+  latest(nowMs: number): Stall | undefined {
+    this.see(nowMs)
+    return this.last
+  }
+
+  private see(nowMs: number): void {
+    if (this.lastTick === undefined) return
+    const ms = nowMs - this.lastTick - STALL_TICK_MS
+    if (ms < STALL_MIN_MS) return
+    // The same stall seen again (a request, then the timer) keeps its id and takes its full length.
+    if (this.last?.at === this.lastTick) this.last.ms = Math.max(this.last.ms, ms)
+    else this.last = { at: this.lastTick, ms }
+  }
+}

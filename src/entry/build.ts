@@ -18,6 +18,7 @@ import { luaScripts } from '../adapters/redis/scripts.js'
 import { redisStores } from '../adapters/redis/stores.js'
 import { UndiciOrigin } from '../adapters/undici/origin.js'
 import type { Config } from '../config/index.js'
+import { STALL_TICK_MS } from '../core/lateness.js'
 import type { AnalyticsSampler } from '../http/analytics.js'
 import type { createEdgeApp, EdgeDeps } from '../http/app.js'
 import type { ClaimGate } from '../ports/claim-gate.js'
@@ -120,6 +121,10 @@ export async function buildEdge(
     void analytics.sample()
   }, 1000)
   flusher.unref()
+  // Node ticks the edge's watch for stalls of its own event loop (core/lateness.ts Stalls); not under a
+  // test's manual clock, whose time moves only when a test says.
+  const stallTicker = options.clock === undefined ? setInterval(() => rooms.tickStalls(), STALL_TICK_MS) : undefined
+  stallTicker?.unref()
   return {
     app,
     deps,
@@ -129,6 +134,7 @@ export async function buildEdge(
     async close() {
       clearInterval(sampler)
       clearInterval(flusher)
+      clearInterval(stallTicker)
       await origin.close()
       await stores.queue.close()
     },

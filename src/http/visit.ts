@@ -6,7 +6,7 @@ import { arrivalTimeUs, type Lane, laneOfArrival, lineOf } from '../core/access.
 import { isAnteroomError } from '../core/errors.js'
 import type { QueuedPoll } from '../core/eta.js'
 import { asksHumanCheck, type HumanCheckStatus } from '../core/human-check.js'
-import { pollLateness } from '../core/lateness.js'
+import { pollLateness, stallMattersMs } from '../core/lateness.js'
 import type { ChallengeStatus } from '../core/pow.js'
 import { newVisitorId, type QueueTicket } from '../core/queue-token.js'
 import { type AdmissionLimits, type RoomSettings, type Schedule, schedulePhase } from '../core/settings.js'
@@ -262,7 +262,7 @@ function pollStore(v: Visit, draw: number | undefined): Promise<PollResult> {
       lane: v.redeemed?.arrival,
       limits: limitsOf(line, v.stop),
       now: edge.storeNow(),
-      hint: edge.deps.rooms.hint(line.id),
+      hint: edge.deps.rooms.hint(line.id, stallMattersMs(line.abandonAfterSeconds * 1000, line.refreshSeconds * 1000)),
     })
   } catch (err) {
     return Promise.reject(err)

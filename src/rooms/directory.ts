@@ -182,9 +182,14 @@ export class RoomDirectory {
     this.lives.note(room, mark)
   }
 
-  /** What this edge tells the store with each poll (life.ts). */
-  hint(room: string): EdgeHint {
-    return this.lives.hint(room)
+  /** What this edge tells the store with each poll (life.ts); a stall of `stallMs` or more is an outage. */
+  hint(room: string, stallMs?: number): EdgeHint {
+    return this.lives.hint(room, stallMs)
+  }
+
+  /** The runtime's timer for noticing stalls of this edge (Node, every STALL_TICK_MS; life.ts). */
+  tickStalls(): void {
+    this.lives.tickStalls()
   }
 
   /** A store call failed: the store is away (or this edge cannot reach it) (life.ts). */

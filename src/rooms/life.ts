@@ -4,7 +4,7 @@
 // room notices within a second, recovers the line and reserves the sessions it had; and how late this
 // edge serves its polls (core/lateness.ts), so that nobody is dropped for the edge's own delay.
 import type { EdgeHint, LifeMark } from '../core/admission.js'
-import { Lateness } from '../core/lateness.js'
+import { Lateness, Stalls } from '../core/lateness.js'
 
 /** How long after a failed store call the edge tells the store of it (EdgeHint.outage). */
 const OUTAGE_HINT_MS = 5 * 60_000
@@ -22,6 +22,8 @@ export class RoomLives {
   private storeFailedAt: number | undefined
   /** How late this edge serves its polls, all rooms together (one event loop, or one isolate). */
   private readonly lateness = new Lateness()
+  /** Stalls of this edge's event loop, when the runtime ticks them (Node). */
+  private readonly stalls = new Stalls()
 
   constructor(private readonly now: () => number) {}
 
@@ -62,19 +64,28 @@ export class RoomLives {
     return this.lateness.current(this.now())
   }
 
+  /** The runtime's timer, every STALL_TICK_MS (Node; core/lateness.ts Stalls). */
+  tickStalls(): void {
+    this.stalls.tick(this.now())
+  }
+
   /**
    * What this edge tells the store with each poll: the life it saw, the active count of that life,
-   * when it last could not reach the store (for a few minutes after; core/admission.ts holdLine), and
-   * how late it serves polls, while it does (lateSlack).
+   * when it last could not reach the store or stalled for at least `stallMs` (for a few minutes after;
+   * core/admission.ts holdLine), and how late it serves polls, while it does (lateSlack).
    */
-  hint(room: string): EdgeHint {
+  hint(room: string, stallMs = Number.POSITIVE_INFINITY): EdgeHint {
     const life = this.lives.get(room)
     const mark = life?.mark
     const active = life?.active ?? 0
-    const outage = this.storeFailedAt !== undefined && this.now() - this.storeFailedAt < OUTAGE_HINT_MS ? this.storeFailedAt : undefined
+    const now = this.now()
+    const stall = this.stalls.latest(now)
+    const stalled = stall !== undefined && stall.ms >= stallMs ? stall.at : undefined
+    const away = Math.max(this.storeFailedAt ?? Number.NEGATIVE_INFINITY, stalled ?? Number.NEGATIVE_INFINITY)
+    const outage = away > Number.NEGATIVE_INFINITY && now - away < OUTAGE_HINT_MS ? away : undefined
     // The same object while nothing in it changed, so that a store can keep its text (the Redis store's JSON).
     const last = this.hints.get(room)
-    const late = this.lateness.current(this.now())
+    const late = this.lateness.current(now)
     if (
       last !== undefined &&
       last.epoch === mark?.epoch &&
