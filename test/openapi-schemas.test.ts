@@ -2,10 +2,10 @@
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import { describe, expect, it } from 'vitest'
 import { BULK_END_BODY, SIGN_IN_BODY } from '../admin/inputs.js'
+import { holdBody } from '../src/booking/claims.js'
 import { type BodyNode, checkBody, jsonSchemaOf } from '../src/core/body-schema.js'
 import { parseRoomSettings, ROOM_SETTINGS, type SettingSpec } from '../src/core/settings.js'
 import { settingsJsonSchema } from '../src/core/settings-json-schema.js'
-import { holdBody } from '../src/booking/claims.js'
 
 // --- the schemas made from the code's own agree with it ----------------------------------------------
 

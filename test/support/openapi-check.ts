@@ -1,9 +1,9 @@
 // How the OpenAPI tests check answers: a served document against the edge's own, and a response against the status, media type and JSON Schema its document describes; the edge's answers (the status JSON, the admin API) asked for and checked, for a Node edge and the Worker alike.
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import { expect } from 'vitest'
+import { bookingApiDocument } from '../../src/booking/api-description.js'
 import type { JsonSchema } from '../../src/core/body-schema.js'
 import { edgeApiDocument } from '../../src/http/api-description.js'
-import { bookingApiDocument } from '../../src/booking/api-description.js'
 import { type RequestTarget, T0 } from './runtimes.js'
 import { Visitor } from './visitor.js'
 
