@@ -1,6 +1,7 @@
 -- poll-12.lua: the polls of one or more visitors of a room, in one call: the Redis implementation of
--- the admission rule in src/core/admission.ts (pollRoom, grantBudget), step for step and in the same
--- order. Change both together; test/differential.test.ts compares them on random sequences.
+-- the admission rule in src/core/admission.ts (pollRoom; the pace and grantBudget in core/pace.ts),
+-- step for step and in the same order. Change both together; test/differential.test.ts compares them
+-- on random sequences.
 -- Each visitor joins or keeps their place; visitors who stopped polling leave; ended sessions free
 -- their slots; the head of the line is admitted within the room's limits; each visitor gets an answer.
 -- The edge batches the polls that arrive together, so one EVALSHA serves many visitors. The work is
@@ -311,7 +312,7 @@ if abandoned > 0 then
 end
 
 -- 3. Admit from the head of the line: as many as free slots, the pace and the per-second cap allow
--- (dueAdmissions, perSecondCap and grantBudget in core/admission.ts).
+-- (dueAdmissions, perSecondCap and grantBudget in core/pace.ts).
 local granted = {}
 if mode == 'fifo' and not recovering and not beforeOpening and not holding then
   local interval = math.floor(60000000 / perMinute)
