@@ -50,7 +50,7 @@ describe('Redis scripts', () => {
       laneLease: '2b4ae882fc427b1502c5ceecf99d9ca805ab85fb',
       laneSettle: '477ee516d71fdab6a4be0ebf3a45084df23df7f3',
       laneSubmit: '6ba4e82fd9d325b6d88c2b2e12e73cbfb292ca29',
-      poll: '4f12c44dda7298e337b2d456a9caec03a4f1c95b',
+      poll: '4cee8545c0b213ef438c815d67a008334b222085',
       refusals: '60be2fbd3aa7d4bd639e7cdc2f8e4261344a9228',
       renew: 'cd6d89fec1ddf73702944508daf665fd4ffad17e',
       sample: '7b1adff5a769e32f9f4b7a35e082e1b537d9ed00',

@@ -157,8 +157,8 @@ export interface Poll {
   arrival?: number
   /**
    * When that token expires, ms. A token signed after the admission that used its place up (during a
-   * store outage the edge re-signs tokens without the store) shows that the visitor kept polling and
-   * never learned of it: if that admission lapsed uncollected, the place is theirs again.
+   * store outage the edge re-signs tokens without the store), or by their last poll before a grant
+   * made while away, shows they kept polling: if that admission lapsed uncollected, the place is theirs.
    */
   tokenExpires?: number
   /**
@@ -213,10 +213,8 @@ export function expire(room: RoomState, now: number): void {
 }
 
 /**
- * A used-up place's mark (`used`: the admission plus abandonAfter, which a token must outlast to
- * restore the place) is kept an abandonAfter past it: a late edge reads a queue token up to
- * abandonAfter past its expiry (core/lateness.ts), and one signed before the admission must still
- * find the mark.
+ * A used-up place's mark (a token must outlast it to restore the place) is kept an abandonAfter past
+ * it: a late edge reads a token that long past its expiry (core/lateness.ts), and must find the mark.
  */
 export function expireUsed(room: RoomState, now: number, abandonAfterMs: number): void {
   room.used.removeUpTo(now - abandonAfterMs)
@@ -321,8 +319,7 @@ export function pollRoom(
     }
   }
 
-  // 2. The silent leave (not while the line is held after an outage), as if it were `slack` earlier
-  // while an edge is late.
+  // 2. The silent leave (not while held after an outage), `slack` earlier while an edge is late.
   let abandoned = 0
   const sweepAt = now - slack
   for (const b of holding ? [] : room.sweep.upTo(sweepAt, MAX_SWEEP)) {
@@ -369,8 +366,13 @@ export function pollRoom(
         if (polling.has(v)) {
           expires = now + limits.sessionMs
           granted.set(v, expires)
+          useUp(v)
         } else {
-          expires = (room.seen(seenBucketOf(v)).get(v) ?? now) + limits.abandonAfterMs + slack
+          const seenAt = room.seen(seenBucketOf(v)).get(v) ?? now
+          expires = seenAt + limits.abandonAfterMs + slack
+          // Used up as of just before their last poll: its token brings them back should this lapse
+          // uncollected (a poll held up at a late edge); collecting marks the place again, later.
+          room.used.add(v, seenAt + limits.abandonAfterMs - 1)
         }
         unseen(v)
         room.line.remove(v)
@@ -378,7 +380,6 @@ export function pollRoom(
         if (!polling.has(v)) expires = Math.max(expires, now + collectWindowMs(limits.refreshSeconds))
         room.active.add(v, expires)
         room.admissions.add(`${v}:${now}`, now)
-        useUp(v)
         admittedNow++
         heads++
       }
@@ -473,9 +474,8 @@ export function holdLine(room: RoomState, limits: AdmissionLimits, now: number, 
 }
 
 /**
- * How much more silence than abandonAfter the sweep allows now, ms: the most lateness an edge reported
- * (EdgeHint.late, at most abandonAfter) within the last abandonAfter, 0 when none did. A visitor whose
- * poll waits at a late edge is not silent, and neither is one whose grant waits for that poll.
+ * How much more silence than abandonAfter the sweep (and an absent grant) allows now, ms: the most
+ * lateness an edge reported (EdgeHint.late, at most abandonAfter) in the last abandonAfter, else 0.
  */
 export function lateSlack(room: RoomState, limits: AdmissionLimits, now: number, hint: EdgeHint): number {
   const life = room.life as Life

@@ -108,6 +108,45 @@ export function lateEdgeContract(makeHarness: () => Promise<StoreHarness>): void
       expect(await store.poll({ room, visitor: vid(0), limits: l, now: T0 + A + 1900 })).toMatchObject({ state: 'admitted' })
     })
 
+    it("a grant that lapsed while the visitor's poll waited at a late edge gives the place back to the token of their last poll", async () => {
+      const { store } = await makeHarness()
+      const room = newRoom()
+      const l = limits({ mode: 'fifo', totalActiveUsers: 5, refreshSeconds: 1 })
+      const v = await store.poll({ room, visitor: vid(0), limits: { ...l, mode: 'paused' }, now: T0 })
+      await store.poll({ room, visitor: vid(1), limits: { ...l, mode: 'paused' }, now: T0 + 1 })
+      // W's poll grants V while V is away: V has until abandonAfter after their last poll to collect it.
+      await store.poll({ room, visitor: vid(2), limits: l, now: T0 + 100 })
+      // V's next poll was held up at an edge whose lateness nobody had told the store yet: it comes
+      // after the grant lapsed, with the token V's last poll signed, which that edge still reads.
+      const token = { arrival: v.arrival, tokenExpires: T0 + A }
+      expect((await store.stats(room, T0 + A + 500)).active).toBe(1)
+      const back = await store.poll({ room, visitor: vid(0), ...token, limits: l, now: T0 + A + 500 })
+      expect(back).toMatchObject({ state: 'admitted', arrival: v.arrival })
+    })
+
+    it('a grant the visitor collected uses the place up for the token of their last poll before it', async () => {
+      const { store } = await makeHarness()
+      const room = newRoom()
+      const l = limits({ mode: 'fifo', totalActiveUsers: 1, sessionMs: 1000, refreshSeconds: 1 })
+      await store.poll({ room, visitor: vid(9), limits: l, now: T0 })
+      const v = await store.poll({ room, visitor: vid(0), limits: l, now: T0 + 1 })
+      expect(v.state).toBe('queued')
+      // The slot frees at T0 + 1000; W's poll grants V while V is away; V collects it at T0 + 1500.
+      await store.poll({ room, visitor: vid(1), limits: l, now: T0 + 1200 })
+      expect(await store.poll({ room, visitor: vid(0), limits: l, now: T0 + 1500 })).toMatchObject({ state: 'admitted' })
+      // After the session, the token of V's last poll before the grant brings nothing back: W is first.
+      // (The grant was made while V was away; collecting it used the place up again.)
+      const back = await store.poll({
+        room,
+        visitor: vid(0),
+        arrival: v.arrival,
+        tokenExpires: T0 + 1 + A,
+        limits: limits(),
+        now: T0 + 3000,
+      })
+      expect(back).toMatchObject({ state: 'paused', position: 2 })
+    })
+
     it('a place an admission used up stays used an abandonAfter past the token lifetime: a late edge reads old tokens that long', async () => {
       const { store } = await makeHarness()
       const room = newRoom()

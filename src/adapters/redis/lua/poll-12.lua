@@ -43,7 +43,8 @@
 --           visitor): "<visitor>,<arrival>,<expires>,<draw>,<lane>;" per visitor, in order. The visitor
 --           id; the arrival µs from a verified queue token or empty (it restores a place Redis forgot);
 --           that token's expiry ms or empty (a token signed after the admission that used its place
---           up restores it if that admission lapsed: Poll.tokenExpires in core/admission.ts); the
+--           up, or by the last poll before an absent grant, restores it if that admission lapsed:
+--           Poll.tokenExpires in core/admission.ts); the
 --           visitor's drawn arrival µs or empty (a scheduled room: the place a joiner takes during
 --           the pre-queue); the arrival µs of an access code the visitor just redeemed or empty
 --           (core/access.ts: it replaces a later place, or none). Visitor ids are never empty and
@@ -338,12 +339,16 @@ if mode == 'fifo' and not recovering and not beforeOpening and not holding then
         if polling[v] then
           expires = now + sessionMs
           granted[v] = expires
+          useUp(v)
         else
-          expires = math.max(tonumber(redis.call('HGET', seenKey(v), v) or now) + abandonMs + slack,
-            now + collectWindowMs(limits.refreshSeconds))
+          local seenAt = tonumber(redis.call('HGET', seenKey(v), v) or now)
+          expires = math.max(seenAt + abandonMs + slack, now + collectWindowMs(limits.refreshSeconds))
+          -- The place is used up as of just before their last poll: the token it signed still brings them
+          -- back should this grant lapse uncollected (a poll held up at a late edge), an older one does
+          -- not, and collecting marks it later.
+          redis.call('ZADD', used, seenAt + abandonMs - 1, v)
         end
         unseen(v)
-        useUp(v)
         slots[#slots + 1] = expires
         slots[#slots + 1] = v
         events[#events + 1] = now
