@@ -62,7 +62,7 @@ export {
   scaleLimits,
   scheduledArrivalTimes,
 } from './sale/basics.js'
-export { tokenArrival, tokenExpiry } from './sale/context.js'
+export { tokenArrival } from './sale/context.js'
 export type { RedisHere } from './sale/stack.js'
 export { browserSolve } from './sale/visitors.js'
 

@@ -27,30 +27,22 @@ function absorb(jar: Jar, setCookie: string | string[] | undefined) {
   }
 }
 
-/** The arrival (µs) in a queue token: q1.room.visitor.arrival36.expires36.mac. */
+/** A queue token's fields (q1.room.visitor.arrival36.expires36.mac), if it is one. */
+function tokenParts(token: string | undefined): string[] | undefined {
+  if (token === undefined) return undefined
+  const parts = decodeURIComponent(token).split('.')
+  return parts[0] === 'q1' && parts.length >= 6 ? parts : undefined
+}
+
+/** The arrival (µs) in a queue token. */
 export function tokenArrival(token: string | undefined): number | undefined {
-  return tokenNumber(token, 3)
-}
-
-/** The expiry (ms, the edge's clock) in a queue token's text, if it has one. */
-export function tokenExpiry(token: string | undefined): number | undefined {
-  return tokenNumber(token, 4)
-}
-
-/** The visitor id in a queue token's text, if it has one: a new one means the edge saw a newcomer. */
-export function tokenVisitor(token: string | undefined): string | undefined {
-  if (token === undefined) return undefined
-  const parts = decodeURIComponent(token).split('.')
-  return parts[0] === 'q1' && parts.length >= 6 ? parts[2] : undefined
-}
-
-/** A base-36 field of a queue token's text (q1.room.visitor.arrival.expiry.mac). */
-function tokenNumber(token: string | undefined, field: 3 | 4): number | undefined {
-  if (token === undefined) return undefined
-  const parts = decodeURIComponent(token).split('.')
-  if (parts[0] !== 'q1' || parts.length < 6) return undefined
-  const n = Number.parseInt(parts[field] as string, 36)
+  const n = Number.parseInt(tokenParts(token)?.[3] ?? '', 36)
   return Number.isFinite(n) ? n : undefined
+}
+
+/** The visitor id in a queue token, if it has one: a new one means the edge saw a newcomer. */
+export function tokenVisitor(token: string | undefined): string | undefined {
+  return tokenParts(token)?.[2]
 }
 
 /** What a run is given: its options, the stack, the settings in real time, and the sale's wall times. */
