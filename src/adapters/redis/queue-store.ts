@@ -22,26 +22,25 @@ import {
 import { roomKeys } from './keys.js'
 import { runScript, type Scripts } from './scripts.js'
 import { replies, storeCall } from './store-call.js'
-import { nextTurn } from './turn-batches.js'
+import { FIRST_BATCH, MAX_BATCH, nextTurn } from './turn-batches.js'
 
 const STATES = { 1: 'queued', 2: 'admitted', 3: 'paused', 4: 'ended', 5: 'recovering', 6: 'prequeue' } as const
 /** Numbers poll-12.lua answers per poll; after them, six for the call. */
 const PER_POLL = 4
 /** A visitor id poll-12.lua's packed polls can carry: not empty, no separator. */
 const PACKABLE = /^[^,;]+$/
-/**
+/*
  * How many polls a room's batch holds before it is sent, in the turn that filled it: the turn's first
  * batch FIRST_BATCH, each next one twice the last, at most MAX_BATCH; what is left goes at the end of
- * the turn. Under load one turn of the event loop reads many visitors' requests. Sent as one call at
- * the turn's end, Redis would work only while the edge waits for it and the edge only while Redis
- * works (a convoy: the edge was idle a quarter of the time). Sent as they fill, Redis works on the
- * first polls while the edge reads the rest, and the batches still grow, for each call costs Redis
- * more than a poll does: docs/measurements-2026-12.md ("What a poll costs"). A first batch of 16, not 8,
- * made about one call a turn fewer under the bench's load (a turn read some 25 polls), and each call's
- * write to Redis costs the edge some 30 µs: in one process switching between the two, 5% more polls.
+ * the turn (the sizes of turn-batches.ts, whose claims batch by the same rule). Under load one turn of
+ * the event loop reads many visitors' requests. Sent as one call at the turn's end, Redis would work
+ * only while the edge waits for it and the edge only while Redis works (a convoy: the edge was idle a
+ * quarter of the time). Sent as they fill, Redis works on the first polls while the edge reads the
+ * rest, and the batches still grow, for each call costs Redis more than a poll does:
+ * docs/measurements-2026-12.md ("What a poll costs"). A first batch of 16, not 8, made about one call a
+ * turn fewer under the bench's load (a turn read some 25 polls), and each call's write to Redis costs
+ * the edge some 30 µs: in one process switching between the two, 5% more polls.
  */
-const FIRST_BATCH = 16
-const MAX_BATCH = 128
 
 interface PendingPoll {
   visitor: string

@@ -1,13 +1,20 @@
-// Calls that arrive together, gathered by key and sent to Redis as one command at the end of the
-// current turn of the event loop: the claim gate's claims (claim-gate.ts) and the ordered lane's
-// submissions (claim-lane.ts). Each call still costs one round trip, but ioredis and Redis handle one
-// command for a whole rush. (The queue store's polls batch by rules of their own: queue-store.ts.)
+// Calls that arrive together, gathered by key and sent to Redis as one command: the claim gate's
+// claims (claim-gate.ts) and the ordered lane's submissions (claim-lane.ts). A key's batches grow
+// within a turn of the event loop, as the queue store's polls do (queue-store.ts, by the same sizes):
+// the turn's first batch goes as soon as it holds FIRST_BATCH calls, each next one when it holds twice
+// the last, at most MAX_BATCH; what is left goes at the end of the turn. Under a rush one turn reads
+// thousands of requests. Sent only at the turn's end, Redis would start on the first claim after the
+// origin had read the last, and the origin would answer the first only after Redis had decided them
+// all (a convoy); sent as they fill, Redis decides the first claims while the origin reads the rest,
+// and each call still carries many claims.
 
 /** Runs fn after the current turn of the event loop: setImmediate on Node, a zero timer elsewhere. */
 export const nextTurn: (fn: () => void) => void = typeof setImmediate === 'function' ? (fn) => setImmediate(fn) : (fn) => setTimeout(fn, 0)
 
-/** Most calls in one batch. */
-const MAX_BATCH = 200
+/** The calls in a turn's first batch for a key. */
+export const FIRST_BATCH = 16
+/** The most calls in one batch. */
+export const MAX_BATCH = 128
 
 interface Waiting<In, Out> {
   input: In
@@ -15,8 +22,18 @@ interface Waiting<In, Out> {
   reject: (err: unknown) => void
 }
 
+interface Batch<In, Out> {
+  key: string
+  waiting: Waiting<In, Out>[]
+  /** Sent when it holds this many. */
+  size: number
+  sent: boolean
+}
+
 export class TurnBatches<In, Out> {
-  private readonly gathering = new Map<string, Waiting<In, Out>[]>()
+  private readonly gathering = new Map<string, Batch<In, Out>>()
+  /** The size of a key's next batch within this turn (absent: FIRST_BATCH). */
+  private readonly nextSize = new Map<string, number>()
 
   /**
    * @param send one command for a batch's inputs (all with the same key, in the order they came): their
@@ -24,23 +41,37 @@ export class TurnBatches<In, Out> {
    */
   constructor(private readonly send: (inputs: In[]) => Promise<Out[]>) {}
 
-  /** The answer to `input`, sent with the other inputs of this turn that have the same key. */
+  /** The answer to `input`, sent with other inputs of the same key that came just before or after it. */
   add(key: string, input: In): Promise<Out> {
     let batch = this.gathering.get(key)
-    if (batch === undefined || batch.length >= MAX_BATCH) {
-      const flushing: Waiting<In, Out>[] = []
-      this.gathering.set(key, flushing)
+    if (batch === undefined) {
+      const started: Batch<In, Out> = { key, waiting: [], size: this.nextSize.get(key) ?? FIRST_BATCH, sent: false }
+      this.gathering.set(key, started)
       nextTurn(() => {
-        if (this.gathering.get(key) === flushing) this.gathering.delete(key)
-        void this.flush(flushing)
+        // The turn is over: what gathered goes, and the key's next turn starts small again.
+        this.nextSize.delete(key)
+        this.flush(started)
       })
-      batch = flushing
+      batch = started
     }
-    const waiting = batch
-    return new Promise((resolve, reject) => waiting.push({ input, resolve, reject }))
+    const waiting = batch.waiting
+    const answer = new Promise<Out>((resolve, reject) => waiting.push({ input, resolve, reject }))
+    if (waiting.length >= batch.size) {
+      this.nextSize.set(key, Math.min(MAX_BATCH, 2 * batch.size))
+      this.flush(batch)
+    }
+    return answer
   }
 
-  private async flush(batch: Waiting<In, Out>[]): Promise<void> {
+  /** Sends a batch once; the key's next calls gather into a new one. */
+  private flush(batch: Batch<In, Out>): void {
+    if (batch.sent) return
+    batch.sent = true
+    if (this.gathering.get(batch.key) === batch) this.gathering.delete(batch.key)
+    void this.deliver(batch.waiting)
+  }
+
+  private async deliver(batch: Waiting<In, Out>[]): Promise<void> {
     let answers: Out[]
     try {
       answers = await this.send(batch.map((w) => w.input))
