@@ -56,6 +56,8 @@ sent = 0
 responses = 0
 statuses = {}
 cpu_start = 0
+-- Burst mode: this process's CPU time when the burst's first request was made (cpu_burst_us: since then).
+cpu_burst = -1
 delays = 0
 
 local threads = {}
@@ -103,6 +105,9 @@ end
 -- Defined even for one request, so that every run counts the requests it sent.
 local next_index = 0
 function request()
+  if cpu_burst < 0 and burst_at ~= nil and now_ms() >= burst_at then
+    cpu_burst = cpu_us()
+  end
   next_index = next_index + 1
   if next_index > count then
     next_index = 1
@@ -171,6 +176,9 @@ function done(summary, latency)
   out:write("responses ", t:get("responses"), "\n")
   out:write("delays ", t:get("delays"), "\n")
   out:write("cpu_us ", cpu_us() - t:get("cpu_start"), "\n")
+  if t:get("cpu_burst") >= 0 then
+    out:write("cpu_burst_us ", cpu_us() - t:get("cpu_burst"), "\n")
+  end
   local s = {}
   for status, n in pairs(t:get("statuses")) do
     s[#s + 1] = status .. ":" .. n

@@ -61,18 +61,53 @@ export function pidListeningOn(port: number): number | undefined {
 /** Linux USER_HZ: /proc/<pid>/stat counts CPU time in these ticks (100 on every common kernel). */
 const TICKS_PER_SECOND = 100
 
-/** CPU seconds (user + system) so far of the given processes. */
+/** The processes below pid (Linux /proc), by pid: a server's worker processes. */
+function below(pid: number): number[] {
+  const out: number[] = []
+  const todo = [pid]
+  while (todo.length > 0) {
+    const parent = todo.pop() as number
+    let text = ''
+    try {
+      text = readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8')
+    } catch {
+      continue
+    }
+    for (const c of text.trim().split(' ')) {
+      if (c === '') continue
+      out.push(Number(c))
+      todo.push(Number(c))
+    }
+  }
+  return out
+}
+
+/** CPU seconds (user + system) of one process, or undefined. */
+function cpuOf(pid: number): number | undefined {
+  try {
+    // Fields after the command name, which is in parentheses and may contain spaces.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND
+  } catch {
+    // Not Linux, or the process is gone: no figure.
+    return undefined
+  }
+}
+
+/**
+ * CPU seconds (user + system) so far of the given processes, each with the processes it started (an
+ * origin of several worker processes counts as one server).
+ */
 export function cpuTimes(pids: Record<string, number>): Map<string, number> {
   const out = new Map<string, number>()
   for (const [label, pid] of Object.entries(pids)) {
-    try {
-      // Fields after the command name, which is in parentheses and may contain spaces.
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      out.set(label, (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND)
-    } catch {
-      // Not Linux, or the process is gone: no figure.
-    }
+    const own = cpuOf(pid)
+    if (own === undefined) continue
+    out.set(
+      label,
+      below(pid).reduce((sum, p) => sum + (cpuOf(p) ?? 0), own),
+    )
   }
   return out
 }

@@ -28,6 +28,8 @@ export interface Aggregate {
   /** The server under test (the target's first pid), and whether wrk was busier than it (or near its one core). */
   server: string | undefined
   generatorBound: boolean
+  /** Bursts: µs of CPU per response from the burst's moment to its end, per process and wrk (Segment.burstCpu). */
+  burstCpuUs?: Record<string, number>
 }
 
 /** The label of the load generator in Aggregate.cpu. */
@@ -238,5 +240,7 @@ export async function burstWithAnswers(
   const cpuAfter = cpuTimes(target.pids ?? {})
   const cpu = new Map<string, number>()
   for (const [k, v] of cpuAfter) cpu.set(k, v - (cpuBefore.get(k) ?? 0))
-  return { aggregate: aggregate(target.name, [[seg]], undefined, cpu, Object.keys(target.pids ?? {})[0]), answers: seg.answers ?? [] }
+  const agg = aggregate(target.name, [[seg]], undefined, cpu, Object.keys(target.pids ?? {})[0])
+  if (seg.burstCpu !== undefined) agg.burstCpuUs = Object.fromEntries([...seg.burstCpu].map(([k, v]) => [k, (v * 1e6) / connections]))
+  return { aggregate: agg, answers: seg.answers ?? [] }
 }

@@ -5,6 +5,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { log, ROOT } from './common.js'
+import { cpuTimes } from './cpu.js'
 
 export const CONNECTIONS = 50
 
@@ -84,8 +85,15 @@ export interface Segment {
   statuses: Record<string, number>
   /** CPU time of wrk from its first request to its report, seconds. */
   generatorCpuSeconds: number
+  /** Bursts: CPU time of wrk from the burst's first request to its report, seconds. */
+  generatorBurstCpuSeconds?: number
   /** Bursts with answers: every response's status and body, in the order they came. */
   answers?: { status: number; body: string }[]
+  /**
+   * Bursts: CPU seconds from the burst's moment (its connections open) to wrk's exit, of the target's
+   * pids and of wrk (GENERATOR's label), each with the processes it started; /proc counts in 10 ms ticks.
+   */
+  burstCpu?: Map<string, number>
 }
 
 let loadsStarted = 0
@@ -184,6 +192,13 @@ export function runWrk(
   return new Promise((resolve, reject) => {
     const proc = spawn(WRK, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
     loads.add(proc)
+    // A burst's own CPU: the servers' read at its moment, when every connection is open, and again at
+    // wrk's exit (wrk counts its own: bench/wrk.lua's cpu_burst_us).
+    let atBurst: Map<string, number> | undefined
+    const burstTimer =
+      'burstAfterMs' in limit
+        ? setTimeout(() => (atBurst = cpuTimes(target.pids ?? {})), Math.max(0, Number(env.BENCH_WRK_BURST_AT) - Date.now()))
+        : undefined
     let text = ''
     proc.stdout?.on('data', (d: Buffer) => {
       text = (text + d.toString()).slice(-8192)
@@ -197,6 +212,8 @@ export function runWrk(
     })
     proc.once('exit', (code) => {
       loads.delete(proc)
+      clearTimeout(burstTimer)
+      const atExit = atBurst === undefined ? undefined : cpuTimes(target.pids ?? {})
       const wallSeconds = (performance.now() - started) / 1000
       let result: string
       try {
@@ -208,6 +225,11 @@ export function runWrk(
       }
       try {
         const seg = parseWrk(result, connections, wallSeconds)
+        if (atBurst !== undefined && atExit !== undefined && seg.generatorBurstCpuSeconds !== undefined) {
+          const burstCpu = new Map<string, number>([['wrk', seg.generatorBurstCpuSeconds]])
+          for (const [k, v] of atExit) burstCpu.set(k, v - (atBurst.get(k) ?? 0))
+          seg.burstCpu = burstCpu
+        }
         if (answersFile !== undefined) {
           seg.answers = readAnswers(answersFile)
           rmSync(answersFile, { force: true })
@@ -268,6 +290,7 @@ function parseWrk(text: string, connections: number, wallSeconds: number): Segme
     histogram: uncorrect(corrected, responses, connections, durationUs),
     statuses,
     generatorCpuSeconds: num('cpu_us') / 1e6,
+    generatorBurstCpuSeconds: f.has('cpu_burst_us') ? Number(f.get('cpu_burst_us')) / 1e6 : undefined,
   }
 }
 

@@ -42,6 +42,12 @@ export interface Burst {
   cpuUs: Record<string, number>
   /** Whether wrk used more CPU than the server under test (the first of the crowd's pids). */
   generatorBound: boolean
+  /**
+   * µs of CPU per claim from the burst's moment to its end only (its connections were opened before),
+   * per process: wrk, the servers, Redis and PostgreSQL (each with its children). Their sum over the
+   * burst, spread over every core, is the least time the burst could take on this machine.
+   */
+  burstCpuUs: Record<string, number>
 }
 
 export interface CrowdRound {
@@ -119,6 +125,7 @@ function summary(a: Aggregate): Burst {
     statuses: a.statuses,
     cpuUs,
     generatorBound: a.generatorBound,
+    burstCpuUs: a.burstCpuUs ?? {},
   }
 }
 
@@ -295,25 +302,28 @@ export async function crowdRound(o: RoundOptions): Promise<CrowdRound> {
   }
 }
 
+/** The processes besides the servers whose CPU a round reads: the gate's Redis, PostgreSQL's postmaster. */
+export type Stores = { redis: number; postgres: number }
+
 /** The direct path's crowd: tokens signed by the bench with the edge's key, sent as Anteroom-Admission. */
-export function directCrowd(origin: Child, tokens: string[], redisPid: number): Crowd {
+export function directCrowd(origin: Child, tokens: string[], stores: Stores): Crowd {
   return {
     path: 'direct',
     url: origin.url,
     admissions: tokens.map((t) => ({ 'anteroom-admission': t })),
     tokenOf: new Map(tokens.map((t) => [decodeJwt(t).sub as string, t])),
-    pids: { origin: origin.pid, redis: redisPid },
+    pids: { origin: origin.pid, ...stores },
   }
 }
 
 /** The edge's path: admission cookies the edge gave (name=token), forwarded by it as Anteroom-Admission. */
-export function edgeCrowd(edge: Child, origin: Child, cookies: string[], redisPid: number): Crowd {
+export function edgeCrowd(edge: Child, origin: Child, cookies: string[], stores: Stores): Crowd {
   const tokens = cookies.map((c) => c.slice(c.indexOf('=') + 1))
   return {
     path: 'edge',
     url: edge.url,
     admissions: cookies.map((cookie) => ({ cookie })),
     tokenOf: new Map(tokens.map((t) => [decodeJwt(t).sub as string, t])),
-    pids: { edge: edge.pid, origin: origin.pid, redis: redisPid },
+    pids: { edge: edge.pid, origin: origin.pid, ...stores },
   }
 }
