@@ -7,7 +7,9 @@
 //   - spread: every worker holds and releases a seat of its own;
 //   - hot seat through the claim gate on Redis (src/booking/gate.ts), as the origin claims: the gate
 //     answers the doomed attempts, PostgreSQL only the ones it lets through; each attempt's statements
-//     are counted, to show that a doomed claim costs the database none. Target: ≥ 1.0 × the ceiling.
+//     are counted, to show that a doomed claim costs the database none. Target: ≥ 1.0 × the ceiling;
+//   - hot seat through the ordered lane (./lane.ts), alone and with the gate in front as the origin
+//     claims for a lane event. Target: ≥ 2.0 × the ceiling (issue #32).
 // Palindromic segments (A B C ... C B A) after a warm-up, like the HTTP measurements. A short diagnostic
 // pass afterwards counts the statements per attempt and samples pg_stat_activity, to show where a claim's
 // time goes (lock waits, statements, round trips). What-if (notes and results.json only, never rows): the
@@ -132,12 +134,16 @@ export async function measureClaims(pg: BookingDatabase): Promise<Measured> {
   const spreadPreparedTarget: LoadTarget = { name: 'pg spread claims, prepared statements (what-if)', step: spreadStep(prepared) }
   // The ordered lane (bench/measure/lane.ts): one allocator in this process, the lane on the gate's redis-server.
   const laneTarget = await laneHotSeat(db, pg.gateUrl, WORKERS)
+  // The same with the gate in front, as the origin claims for a lane event (its own event and allocator).
+  const laneGatedTarget = await laneHotSeat(db, pg.gateUrl, WORKERS, gate)
   const m6 = await compareLoads(
-    [ceilingTarget, hotTarget, hotGatedTarget, laneTarget, spreadTarget, hotPreparedTarget, spreadPreparedTarget],
+    [ceilingTarget, hotTarget, hotGatedTarget, laneTarget, laneGatedTarget, spreadTarget, hotPreparedTarget, spreadPreparedTarget],
     pg,
   )
   await laneTarget.stop()
+  await laneGatedTarget.stop()
   const laneAgg = m6.get(laneTarget.name) as LoadAggregate
+  const laneGatedAgg = m6.get(laneGatedTarget.name) as LoadAggregate
   const hotGated = m6.get(hotGatedTarget.name) as LoadAggregate
   const doomedPerClaim = gatedDoomed.statements / Math.max(1, gatedDoomed.attempts)
   await pg.close(prepared)
@@ -169,12 +175,13 @@ export async function measureClaims(pg: BookingDatabase): Promise<Measured> {
     `p99 ${msText(a.latencyMs.p99)}, outcomes ${JSON.stringify(a.outcomes)}, cores busy: node ${a.cores.node.toFixed(2)}, postgres ${a.cores.postgres.toFixed(2)}`
   notes.push(
     `booking claims (${WORKERS} concurrent workers, pool of ${POOL}, ${SETTINGS.segmentSeconds} s × 2 segments each, palindromic), on ${cpus().length} cores:\n` +
-      [ceiling, hotAgg, hotGated, laneAgg, spreadAgg, hotPrepared, spreadPrepared]
+      [ceiling, hotAgg, hotGated, laneAgg, laneGatedAgg, spreadAgg, hotPrepared, spreadPrepared]
         .map((a) => `  ${pct(a)}${a === ceiling ? '' : `; ratio to the ceiling ${(a.perSecond / ceiling.perSecond).toFixed(3)}`}`)
         .join('\n') +
       `\n  through the claim gate: ${fmtInt(gatedDoomed.attempts)} attempts refused at the gate sent ${gatedDoomed.statements} statements to PostgreSQL.` +
       `\n  through the ordered lane: the allocator decided ${fmtInt(laneTarget.allocator.stats.claims)} claims in ${fmtInt(laneTarget.allocator.stats.batches)} batches, ` +
-      `refused ${fmtInt(laneTarget.allocator.stats.refused)} from its stock in memory, wrote ${fmtInt(laneTarget.allocator.stats.written)} (overruled by PostgreSQL: ${laneTarget.allocator.stats.overruled}).` +
+      `refused ${fmtInt(laneTarget.allocator.stats.refused)} from its stock in memory, wrote ${fmtInt(laneTarget.allocator.stats.written)} (overruled by PostgreSQL: ${laneTarget.allocator.stats.overruled}); ` +
+      `with the gate in front, its allocator decided ${fmtInt(laneGatedTarget.allocator.stats.claims)} claims the gate let through, wrote ${fmtInt(laneGatedTarget.allocator.stats.written)}.` +
       '\n  "prepared statements (what-if)": a bench-local Db (preparedDb in bench/postgres.ts): one pool of 10 with { prepare: true } and ' +
       "the driver's own sql.begin(), the design that raised UNSAFE_TRANSACTION under load. Production (postgresDb) now prepares every " +
       'statement too, with transactions on connections of their own (src/adapters/postgres/postgres-js.ts); this row is kept for comparison.',
@@ -225,6 +232,15 @@ export async function measureClaims(pg: BookingDatabase): Promise<Measured> {
         met: laneAgg.perSecond >= 2 * ceiling.perSecond,
       },
       {
+        id: 'lane_gated_hot_seat_claims_vs_ceiling',
+        measurement: `6. hot-seat claims with the lane on, the gate in front (as the origin claims), ${WORKERS} visitors on 1 seat`,
+        value: `${fmtInt(laneGatedAgg.perSecond)} attempts/s`,
+        baseline: ceilingText,
+        ratio: ratio(laneGatedAgg.perSecond, ceiling.perSecond),
+        target: '≥ 2.0',
+        met: laneGatedAgg.perSecond >= 2 * ceiling.perSecond,
+      },
+      {
         id: 'gated_doomed_statements',
         measurement: '6. database statements per claim the gate refused',
         value: doomedPerClaim.toFixed(3),
@@ -253,8 +269,11 @@ export async function measureClaims(pg: BookingDatabase): Promise<Measured> {
         warmupSeconds: WARMUP_SECONDS,
         segmentSeconds: SETTINGS.segmentSeconds,
       },
-      claims: Object.fromEntries([ceiling, hotAgg, hotGated, laneAgg, spreadAgg, hotPrepared, spreadPrepared].map((a) => [a.name, a])),
+      claims: Object.fromEntries(
+        [ceiling, hotAgg, hotGated, laneAgg, laneGatedAgg, spreadAgg, hotPrepared, spreadPrepared].map((a) => [a.name, a]),
+      ),
       lane: laneTarget.allocator.stats,
+      laneGated: laneGatedTarget.allocator.stats,
       gatedDoomed,
       diagnoses,
     },
