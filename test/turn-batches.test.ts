@@ -4,7 +4,11 @@
 // test is when and how calls are grouped, not Redis (the claim gate's and lane's contract suites run
 // the same class against a real redis-server).
 import { describe, expect, it } from 'vitest'
+import { RedisClaimLane } from '../src/adapters/redis/claim-lane.js'
+import { COMMAND_TIMEOUT_MS, connectRedis, whenReady } from '../src/adapters/redis/connect.js'
+import { luaScripts } from '../src/adapters/redis/scripts.js'
 import { FIRST_BATCH, MAX_BATCH, TurnBatches } from '../src/adapters/redis/turn-batches.js'
+import { startRedis } from './support/redis-server.js'
 
 const endOfTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
@@ -75,5 +79,42 @@ describe('TurnBatches', () => {
     const rest = [batches.add('e', 100), batches.add('e', 101)]
     for (const p of first) await expect(p).rejects.toThrow('redis went away')
     expect(await Promise.all(rest)).toEqual([1000, 1010])
+  })
+})
+
+describe('TurnBatches that send at the end of the turn (the lane)', () => {
+  it('sends nothing within the turn, then every batch in order', async () => {
+    const sent: number[][] = []
+    const batches = new TurnBatches<number, number>(async (inputs) => {
+      sent.push(inputs)
+      return inputs
+    }, false)
+    const answers = Array.from({ length: 300 }, (_, i) => batches.add('e', i))
+    expect(sent).toHaveLength(0)
+    expect(await Promise.all(answers)).toEqual(Array.from({ length: 300 }, (_, i) => i))
+    expect(sent.map((b) => b.length)).toEqual([MAX_BATCH, MAX_BATCH, 300 - 2 * MAX_BATCH])
+  })
+
+  it("keep a lane submission made early in a turn longer than Redis's command timeout from timing out", async () => {
+    const server = await startRedis()
+    const client = connectRedis(server.url)
+    try {
+      expect(await whenReady(client, 5000)).toBe(true)
+      const lane = new RedisClaimLane(client, luaScripts())
+      // More than a first batch's worth: sent as they filled, the first 16 would go out now.
+      const submitted = Array.from({ length: FIRST_BATCH + 4 }, (_, i) =>
+        lane.submit('long-turn', { id: `c${i}`, holder: `v${i}`, seats: ['A1'], items: [] }, 60_000).then(
+          () => 'appended',
+          (err: unknown) => `failed: ${err instanceof Error ? err.message : String(err)}`,
+        ),
+      )
+      // The rest of a turn that reads thousands of requests: longer than the command timeout.
+      const until = Date.now() + COMMAND_TIMEOUT_MS + 500
+      while (Date.now() < until) {}
+      expect(await Promise.all(submitted)).toEqual(Array(FIRST_BATCH + 4).fill('appended'))
+    } finally {
+      client.disconnect()
+      await server.stop()
+    }
   })
 })

@@ -40,7 +40,8 @@ interface Submission {
 }
 
 export class RedisClaimLane implements ClaimLane, LaneConsumer {
-  private readonly submissions = new TurnBatches<Submission, string>((batch) => this.send(batch))
+  /** Sent at the end of a turn (turn-batches.ts): a submission that timed out would be a 503. */
+  private readonly submissions = new TurnBatches<Submission, string>((batch) => this.send(batch), false)
 
   constructor(
     private readonly redis: RedisClient,

@@ -26,7 +26,9 @@ const followFailover = (attempt: number) => Math.min(attempt * 50, 250)
  * Per command: no retry on another connection, an answer within 1 s or ERR_STORE_UNAVAILABLE, and a
  * connection within 2 s. These apply to every connection, the Cluster's nodes included.
  */
-const FAIL_FAST = { maxRetriesPerRequest: 0, commandTimeout: 1000, connectTimeout: 2000 } as const
+/** How long a command may go unanswered before it fails (every connection's FAIL_FAST). */
+export const COMMAND_TIMEOUT_MS = 1000
+const FAIL_FAST = { maxRetriesPerRequest: 0, commandTimeout: COMMAND_TIMEOUT_MS, connectTimeout: 2000 } as const
 
 /**
  * A master turned replica answers writes with READONLY: reconnect, which asks the sentinels again (or,

@@ -1,12 +1,15 @@
 // Calls that arrive together, gathered by key and sent to Redis as one command: the claim gate's
-// claims (claim-gate.ts) and the ordered lane's submissions (claim-lane.ts). A key's batches grow
-// within a turn of the event loop, as the queue store's polls do (queue-store.ts, by the same sizes):
-// the turn's first batch goes as soon as it holds FIRST_BATCH calls, each next one when it holds twice
-// the last, at most MAX_BATCH; what is left goes at the end of the turn. Under a rush one turn reads
-// thousands of requests. Sent only at the turn's end, Redis would start on the first claim after the
-// origin had read the last, and the origin would answer the first only after Redis had decided them
-// all (a convoy); sent as they fill, Redis decides the first claims while the origin reads the rest,
-// and each call still carries many claims.
+// claims (claim-gate.ts) and the ordered lane's submissions (claim-lane.ts). With sendAsTheyFill (the
+// gate's), a key's batches grow within a turn of the event loop, as the queue store's polls do
+// (queue-store.ts, by the same sizes): the turn's first batch goes as soon as it holds FIRST_BATCH
+// calls, each next one when it holds twice the last, at most MAX_BATCH; what is left goes at the end
+// of the turn. Under a rush one turn reads thousands of requests. Sent only at the turn's end, Redis
+// would start on the first claim after the origin had read the last, and the origin would answer the
+// first only after Redis had decided them all (a convoy); sent as they fill, Redis decides the first
+// claims while the origin reads the rest. The price: a command's timeout (1 s, connect.ts) runs from
+// when it is sent, and its answer is read only after the turn, so in a turn longer than that it times
+// out with its answer waiting. A gate call that fails costs a database claim (the claim goes on as
+// if there were no gate); a lane submission that fails is a 503, so the lane sends at the turn's end.
 
 /** Runs fn after the current turn of the event loop: setImmediate on Node, a zero timer elsewhere. */
 export const nextTurn: (fn: () => void) => void = typeof setImmediate === 'function' ? (fn) => setImmediate(fn) : (fn) => setTimeout(fn, 0)
@@ -38,8 +41,13 @@ export class TurnBatches<In, Out> {
   /**
    * @param send one command for a batch's inputs (all with the same key, in the order they came): their
    *   answers, in that order. When it fails, every call of the batch fails with its error.
+   * @param sendAsTheyFill send batches within the turn as they fill (see above); false: every batch (of
+   *   at most MAX_BATCH calls) at the end of the turn.
    */
-  constructor(private readonly send: (inputs: In[]) => Promise<Out[]>) {}
+  constructor(
+    private readonly send: (inputs: In[]) => Promise<Out[]>,
+    private readonly sendAsTheyFill = true,
+  ) {}
 
   /** The answer to `input`, sent with other inputs of the same key that came just before or after it. */
   add(key: string, input: In): Promise<Out> {
@@ -56,6 +64,11 @@ export class TurnBatches<In, Out> {
     }
     const waiting = batch.waiting
     const answer = new Promise<Out>((resolve, reject) => waiting.push({ input, resolve, reject }))
+    if (!this.sendAsTheyFill) {
+      // Full: the next calls gather in a new batch; both go at the end of the turn.
+      if (waiting.length >= MAX_BATCH && this.gathering.get(key) === batch) this.gathering.delete(key)
+      return answer
+    }
     if (waiting.length >= batch.size) {
       this.nextSize.set(key, Math.min(MAX_BATCH, 2 * batch.size))
       this.flush(batch)
