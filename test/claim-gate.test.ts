@@ -55,3 +55,47 @@ describe('claims that arrive together', () => {
     }
   })
 })
+
+describe('a refusal in a sold-out event', () => {
+  it('offers the nearest free seats while there are any, and looks none up once nothing is left', async () => {
+    // A redis-server of its own: its command counts are this test's alone.
+    const server = await startRedis()
+    const client = new Redis(server.url)
+    try {
+      const gate = new RedisClaimGate(client, luaScripts())
+      const event = 'soldout'
+      const now = 1_800_000_000_000
+      const seats = [
+        { unit: 'seat:A1', capacity: 1, sold: 0 },
+        { unit: 'seat:A2', capacity: 1, sold: 0 },
+      ]
+      await gate.reconcile(event, { units: seats, holds: [] }, 1000, now)
+      const hmgets = async () => Number(/cmdstat_hmget:calls=(\d+)/.exec(await client.info('commandstats'))?.[1] ?? 0)
+      const claimA1 = (hold: string) =>
+        gate.claim({ event, hold, units: [{ unit: 'seat:A1', quantity: 1 }], ttlMs: 60_000, now, candidates: ['seat:A2'], nearest: 4 })
+      expect(await claimA1('first')).toEqual({ kind: 'pass' })
+      // A2 is still free: the refusal reads the units asked for, then the candidates, and offers A2.
+      let before = await hmgets()
+      expect(await claimA1('second')).toEqual({ kind: 'gone', gone: [{ unit: 'seat:A1', left: 0 }], nearest: ['seat:A2'] })
+      expect((await hmgets()) - before).toBe(2)
+      await gate.claim({ event, hold: 'last', units: [{ unit: 'seat:A2', quantity: 1 }], ttlMs: 60_000, now })
+      // Nothing is left: the same refusal, with no candidates read.
+      before = await hmgets()
+      expect(await claimA1('third')).toEqual({ kind: 'gone', gone: [{ unit: 'seat:A1', left: 0 }], nearest: [] })
+      expect((await hmgets()) - before).toBe(1)
+      // Within one call too: a claim that takes the last seat leaves the next one nothing to look up.
+      await gate.release(event, 'last', now)
+      before = await hmgets()
+      const [takesLast, refused] = await Promise.all([
+        gate.claim({ event, hold: 'again', units: [{ unit: 'seat:A2', quantity: 1 }], ttlMs: 60_000, now }),
+        claimA1('fourth'),
+      ])
+      expect(takesLast).toEqual({ kind: 'pass' })
+      expect(refused).toEqual({ kind: 'gone', gone: [{ unit: 'seat:A1', left: 0 }], nearest: [] })
+      expect((await hmgets()) - before).toBe(2)
+    } finally {
+      client.disconnect()
+      await server.stop()
+    }
+  })
+})

@@ -41,7 +41,7 @@ describe('Redis scripts', () => {
       end: '00f5ae23a30db914ddf3189cd130f37b5d1dbdc6',
       endAll: 'b9ee02038101c9989f6d4b3dc236d4a7acdd531b',
       finish: '33de8a9adc18e121fcdaa172e9ee58e3f372816d',
-      gateClaim: '7a2b87cbe372faca6d384437be13a14587ad1345',
+      gateClaim: '074165810a398da782b80e037e58c0a08110297e',
       gateCounts: 'b63efc4cf9d8c20f8c4b49b35462d573b9513e4e',
       gateReconcile: 'eebf9ff537527bd2423a2531f1a641c64b148204',
       gateRelease: 'e2bba874ecdc50aa6b2601d79c8fa333dd225563',

@@ -1,7 +1,8 @@
 -- gate-claim-4.lua: claims at the gate, each all or nothing, in the order given (claims that reach
--- an origin together share one call). For each claim: if the gate knows stock for the event and each
--- unit, and every unit has enough left, marks them all claimed by the hold until now + ttl; otherwise
--- marks nothing. Lapsed holds are given back first (lazily, here and in every gate script).
+-- an origin together share a call: turn-batches.ts). For each claim: if the gate knows stock for the
+-- event and each unit, and every unit has enough left, marks them all claimed by the hold until
+-- now + ttl; otherwise marks nothing, and offers the first free candidates (none are looked up once
+-- the event has nothing left). Lapsed holds are given back first (lazily, here and in every gate script).
 -- Input: KEYS as in lib/gate.lua
 --   ARGV[1] now ms, or "" to use Redis TIME
 --   ARGV[2] k, the number of claims; then for each claim:
@@ -16,6 +17,9 @@ local now = clockNow(ARGV[1])
 local k = tonumber(ARGV[2])
 local known = redis.call('HEXISTS', KEYS[4], 'reconciledAt') == 1
 if known then lapse(now) end
+-- Units left in the whole event (meta's free, the sum of left), kept up to date as claims pass: with
+-- none left there are no nearest to offer, and a sold-out rush skips their lookup.
+local free = known and tonumber(redis.call('HGET', KEYS[4], 'free') or '0') or 0
 
 -- One claim whose arguments start at ARGV[at]; returns its answer and where the next one starts.
 local function claim(at)
@@ -41,12 +45,14 @@ local function claim(at)
   if #gone > 0 then
     local want = tonumber(ARGV[at + 3 + 2 * n])
     local candidates, nearest = {}, {}
-    for c in string.gmatch(ARGV[at + 4 + 2 * n] or '', '%S+') do candidates[#candidates + 1] = c end
-    if want > 0 and #candidates > 0 then
-      local free = redis.call('HMGET', KEYS[1], unpack(candidates))
+    if want > 0 and free > 0 then
+      for c in string.gmatch(ARGV[at + 4 + 2 * n] or '', '%S+') do candidates[#candidates + 1] = c end
+    end
+    if #candidates > 0 then
+      local leftOf = redis.call('HMGET', KEYS[1], unpack(candidates))
       for i = 1, #candidates do
         if #nearest >= want then break end
-        if free[i] and tonumber(free[i]) > 0 then nearest[#nearest + 1] = candidates[i] end
+        if leftOf[i] and tonumber(leftOf[i]) > 0 then nearest[#nearest + 1] = candidates[i] end
       end
     end
     return { 'gone', gone, nearest }, nextAt
@@ -62,6 +68,7 @@ local function claim(at)
   redis.call('HSET', KEYS[3], hold, cjson.encode({ b = now, u = encoded }))
   redis.call('HINCRBY', KEYS[4], 'held', total)
   redis.call('HINCRBY', KEYS[4], 'free', -total)
+  free = free - total
   return { 'pass' }, nextAt
 end
 
