@@ -28,18 +28,30 @@ describe('the claim gate in Redis', () => {
   })
 })
 
+/**
+ * A gate on a redis-server of its own, so that its command counts are the test's alone: `calls(name)`
+ * reads how many times Redis ran a command (scripts' own calls included).
+ */
+async function withOwnGate(run: (gate: RedisClaimGate, calls: (command: string) => Promise<number>) => Promise<void>) {
+  const server = await startRedis()
+  const client = new Redis(server.url)
+  const calls = async (command: string) =>
+    Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(await client.info('commandstats'))?.[1] ?? 0)
+  try {
+    await run(new RedisClaimGate(client, luaScripts()), calls)
+  } finally {
+    client.disconnect()
+    await server.stop()
+  }
+}
+
 describe('claims that arrive together', () => {
   it('share one EVALSHA, and are decided in the order they came', async () => {
-    // A redis-server of its own: its command counts are this test's alone.
-    const server = await startRedis()
-    const client = new Redis(server.url)
-    try {
-      const gate = new RedisClaimGate(client, luaScripts())
+    await withOwnGate(async (gate, calls) => {
       const event = 'together'
       await gate.reconcile(event, { units: [{ unit: 'item:ga', capacity: 150, sold: 0 }], holds: [] }, 1000, 1_800_000_000_000)
       await gate.claim({ event, hold: 'warm', units: [{ unit: 'item:ga', quantity: 1 }], ttlMs: 1000, now: 1_800_000_000_000 })
-      const calls = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await client.info('commandstats'))?.[1] ?? 0)
-      const before = await calls()
+      const before = await calls('evalsha')
       const answers = await Promise.all(
         Array.from({ length: 300 }, (_, i) =>
           gate.claim({ event, hold: `c${i}`, units: [{ unit: 'item:ga', quantity: 1 }], ttlMs: 60_000, now: 1_800_000_000_000 }),
@@ -47,22 +59,15 @@ describe('claims that arrive together', () => {
       )
       // 300 claims in five calls, sent as they filled (16, 32, 64, 128) and the 60 left at the turn's
       // end (turn-batches.ts); the first 149 after the warm-up won, in order.
-      expect((await calls()) - before).toBe(5)
+      expect((await calls('evalsha')) - before).toBe(5)
       expect(answers.map((a) => a.kind)).toEqual([...Array(149).fill('pass'), ...Array(151).fill('gone')])
-    } finally {
-      client.disconnect()
-      await server.stop()
-    }
+    })
   })
 })
 
 describe('a refusal in a sold-out event', () => {
   it('offers the nearest free seats while there are any, and looks none up once nothing is left', async () => {
-    // A redis-server of its own: its command counts are this test's alone.
-    const server = await startRedis()
-    const client = new Redis(server.url)
-    try {
-      const gate = new RedisClaimGate(client, luaScripts())
+    await withOwnGate(async (gate, calls) => {
       const event = 'soldout'
       const now = 1_800_000_000_000
       const seats = [
@@ -70,7 +75,7 @@ describe('a refusal in a sold-out event', () => {
         { unit: 'seat:A2', capacity: 1, sold: 0 },
       ]
       await gate.reconcile(event, { units: seats, holds: [] }, 1000, now)
-      const hmgets = async () => Number(/cmdstat_hmget:calls=(\d+)/.exec(await client.info('commandstats'))?.[1] ?? 0)
+      const hmgets = () => calls('hmget')
       const claimA1 = (hold: string) =>
         gate.claim({ event, hold, units: [{ unit: 'seat:A1', quantity: 1 }], ttlMs: 60_000, now, candidates: ['seat:A2'], nearest: 4 })
       expect(await claimA1('first')).toEqual({ kind: 'pass' })
@@ -93,9 +98,6 @@ describe('a refusal in a sold-out event', () => {
       expect(takesLast).toEqual({ kind: 'pass' })
       expect(refused).toEqual({ kind: 'gone', gone: [{ unit: 'seat:A1', left: 0 }], nearest: [] })
       expect((await hmgets()) - before).toBe(2)
-    } finally {
-      client.disconnect()
-      await server.stop()
-    }
+    })
   })
 })

@@ -2,25 +2,33 @@
 // their CPU seconds.
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
 
-/** The processes this one started, and theirs (Linux /proc), by pid. */
-export function descendants(): number[] {
-  const children = new Map<number, number[]>()
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)])
-    } catch {
-      // Gone meanwhile.
-    }
-  }
+/**
+ * The processes `root` started, and theirs (Linux /proc), by pid; by default this process's. Read from
+ * each thread's children list (/proc/<pid>/task/<tid>/children): a server's workers, PostgreSQL's backends.
+ */
+export function descendants(root = process.pid): number[] {
   const out: number[] = []
-  const todo = [process.pid]
+  const todo = [root]
   while (todo.length > 0) {
-    for (const c of children.get(todo.pop() as number) ?? []) {
-      out.push(c)
-      todo.push(c)
+    const parent = todo.pop() as number
+    let tasks: string[] = []
+    try {
+      tasks = readdirSync(`/proc/${parent}/task`)
+    } catch {
+      continue // Gone meanwhile, or not Linux.
+    }
+    for (const tid of tasks) {
+      let text = ''
+      try {
+        text = readFileSync(`/proc/${parent}/task/${tid}/children`, 'utf8')
+      } catch {
+        continue
+      }
+      for (const c of text.split(' ')) {
+        if (c.trim() === '') continue
+        out.push(Number(c))
+        todo.push(Number(c))
+      }
     }
   }
   return out
@@ -61,27 +69,6 @@ export function pidListeningOn(port: number): number | undefined {
 /** Linux USER_HZ: /proc/<pid>/stat counts CPU time in these ticks (100 on every common kernel). */
 const TICKS_PER_SECOND = 100
 
-/** The processes below pid (Linux /proc), by pid: a server's worker processes. */
-function below(pid: number): number[] {
-  const out: number[] = []
-  const todo = [pid]
-  while (todo.length > 0) {
-    const parent = todo.pop() as number
-    let text = ''
-    try {
-      text = readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8')
-    } catch {
-      continue
-    }
-    for (const c of text.trim().split(' ')) {
-      if (c === '') continue
-      out.push(Number(c))
-      todo.push(Number(c))
-    }
-  }
-  return out
-}
-
 /** CPU seconds (user + system) of one process, or undefined. */
 function cpuOf(pid: number): number | undefined {
   try {
@@ -106,7 +93,7 @@ export function cpuTimes(pids: Record<string, number>): Map<string, number> {
     if (own === undefined) continue
     out.set(
       label,
-      below(pid).reduce((sum, p) => sum + (cpuOf(p) ?? 0), own),
+      descendants(pid).reduce((sum, p) => sum + (cpuOf(p) ?? 0), own),
     )
   }
   return out

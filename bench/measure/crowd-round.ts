@@ -44,8 +44,8 @@ export interface Burst {
   generatorBound: boolean
   /**
    * µs of CPU per claim from the burst's moment to its end only (its connections were opened before),
-   * per process: wrk, the servers, Redis and PostgreSQL (each with its children). Their sum over the
-   * burst, spread over every core, is the least time the burst could take on this machine.
+   * per process: wrk, the servers, Redis and PostgreSQL (each with its children), closing the
+   * connections included (crowd.ts spreadMs).
    */
   burstCpuUs: Record<string, number>
 }

@@ -40,9 +40,9 @@ export async function laneHotSeat(db: Db, redisUrl: string, workers: number, gat
   })
   const store = new PostgresSeatStore(db)
   const bookingGate = gate === undefined ? undefined : new BookingGate(gate, store)
-  if (gate !== undefined) {
-    await new Reconciler({ gate, store, events: async () => [event] }).run()
-    await bookingGate?.prepare(event)
+  if (bookingGate !== undefined) {
+    await new Reconciler({ gate: bookingGate.gate, store, events: async () => [event] }).run()
+    await bookingGate.prepare(event)
   }
   const redis = connectRedis(redisUrl)
   if (!(await whenReady(redis, 5000))) throw new Error(`the lane's redis-server at ${redisUrl} did not answer`)
@@ -71,7 +71,7 @@ export async function laneHotSeat(db: Db, redisUrl: string, workers: number, gat
         await store.release(o.hold.id, holder)
         await bookingLane.released(event, o.hold.id)
       }
-      if (asked !== undefined) await bookingGate?.release(event, id)
+      await bookingGate?.release(event, id)
       return { outcome: o.kind === 'held' ? 'held' : o.kind === 'pending' ? 'pending (202)' : `${o.kind} (lane)`, ms }
     }
   })

@@ -66,7 +66,7 @@ export class TurnBatches<In, Out> {
     const answer = new Promise<Out>((resolve, reject) => waiting.push({ input, resolve, reject }))
     if (!this.sendAsTheyFill) {
       // Full: the next calls gather in a new batch; both go at the end of the turn.
-      if (waiting.length >= MAX_BATCH && this.gathering.get(key) === batch) this.gathering.delete(key)
+      if (waiting.length >= MAX_BATCH) this.gathering.delete(key)
       return answer
     }
     if (waiting.length >= batch.size) {
