@@ -20,6 +20,21 @@ describe('config', () => {
     expect(c.laneEvents).toEqual(['demo', 'festival.night-12'])
   })
 
+  it('serves from one process unless ANTEROOM_PROCESSES says more, which needs Redis and a PostgreSQL server for the bundled origin', () => {
+    const redis = { ANTEROOM_REDIS_URL: 'redis://127.0.0.1:6379' }
+    const shared = { ...redis, ANTEROOM_DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/anteroom' }
+    expect(loadConfig({}).processes).toBe(1)
+    expect(loadConfig({ ANTEROOM_PROCESSES: '1' }).processes).toBe(1)
+    expect(loadConfig({ ...shared, ANTEROOM_PROCESSES: '4' }).processes).toBe(4)
+    expect(loadConfig({ ...shared, ANTEROOM_PROCESSES: 'auto' }).processes).toBe('auto')
+    // With an origin of its own there is no bundled origin, so no database is needed.
+    expect(loadConfig({ ...redis, ANTEROOM_ORIGIN: 'http://127.0.0.1:9000', ANTEROOM_PROCESSES: '2' }).processes).toBe(2)
+    for (const bad of ['0', '-1', '1.5', 'two', '257', 'AUTO'])
+      expect(load({ ...shared, ANTEROOM_PROCESSES: bad })).toThrow('ANTEROOM_PROCESSES: must be a whole number from 1 to 256, or auto')
+    expect(load({ ANTEROOM_PROCESSES: '2' })).toThrow('more than one process needs ANTEROOM_REDIS_URL')
+    expect(load({ ...redis, ANTEROOM_PROCESSES: 'auto' })).toThrow('more than one process needs ANTEROOM_DATABASE_URL')
+  })
+
   it('records the analytics every minute by default; 0 turns them off, whole minutes up to an hour otherwise', () => {
     expect(loadConfig({}).analyticsSampleSeconds).toBe(60)
     expect(loadConfig({ ANTEROOM_ANALYTICS_SAMPLE_SECONDS: '0' }).analyticsSampleSeconds).toBe(0)

@@ -61,6 +61,12 @@ export interface Config extends GuardConfig {
    * src/booking/lane): a Redis Stream each and an allocator in this process. Needs Redis. Empty: none.
    */
   laneEvents: string[]
+  /**
+   * How many processes `npm start` serves from (ANTEROOM_PROCESSES): a whole number, or "auto" for one a
+   * core (src/entry/processes.ts). More than one needs Redis, and a PostgreSQL server for the bundled
+   * origin: the embedded stores live in one process's memory.
+   */
+  processes: number | 'auto'
 }
 
 const DEFAULT_ROOM = {
@@ -86,6 +92,23 @@ function port(value: unknown, field: string, fallback: number): number {
   const n = typeof value === 'string' ? Number(value) : value
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 65535) bad(field, 'must be a port number (0-65535)')
   return n
+}
+
+/** ANTEROOM_PROCESSES: 1 unless set; more than one only where nothing lives in one process's memory. */
+function processes(value: unknown, redis: unknown, database: unknown, origin: unknown): number | 'auto' {
+  if (value === undefined || value === '') return 1
+  const n = value === 'auto' ? 'auto' : typeof value === 'string' ? Number(value) : value
+  if (n !== 'auto' && (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 256))
+    bad('ANTEROOM_PROCESSES', 'must be a whole number from 1 to 256, or auto (one a core)')
+  if (n === 1) return 1
+  if (redis === undefined || redis === '')
+    bad('ANTEROOM_PROCESSES', 'more than one process needs ANTEROOM_REDIS_URL: the embedded store lives in one process')
+  if ((origin === undefined || origin === '') && (database === undefined || database === ''))
+    bad(
+      'ANTEROOM_PROCESSES',
+      'more than one process needs ANTEROOM_DATABASE_URL for the bundled booking origin (or ANTEROOM_ORIGIN): embedded PGlite lives in one process',
+    )
+  return n as number | 'auto'
 }
 
 /** 1 MiB unless set; between 0 (no bodies at all) and 1 GiB. */
@@ -293,6 +316,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     requestIdHeader: requestIdHeader?.toLowerCase(),
     templateStyleOrigins: styleOrigins(pick('ANTEROOM_TEMPLATE_STYLE_ORIGINS', 'templateStyleOrigins')),
     laneEvents: laneEvents(pick('ANTEROOM_LANE_EVENTS', 'laneEvents'), redisUrl(pick('ANTEROOM_REDIS_URL', 'redisUrl'))),
+    processes: processes(
+      pick('ANTEROOM_PROCESSES', 'processes'),
+      pick('ANTEROOM_REDIS_URL', 'redisUrl'),
+      pick('ANTEROOM_DATABASE_URL', 'databaseUrl'),
+      pick('ANTEROOM_ORIGIN', 'origin'),
+    ),
     ...loadGuards((envName, key) => pick(envName, key) as string | undefined, rooms),
   })
 }

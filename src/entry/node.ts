@@ -1,14 +1,20 @@
 // Node entry point: `npm start`. Reads the config, starts the bundled booking origin (embedded
 // PGlite unless ANTEROOM_DATABASE_URL is set) when no origin is configured, builds the edge and serves it.
+// With ANTEROOM_PROCESSES over 1 this process is the primary: it makes up once what would otherwise be
+// made up per process (the queue secret, the signing key, the admin token) and forks that many workers,
+// each of which does all of the above (./processes.ts).
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { serve } from '@hono/node-server'
 import { MemoryClaimGate } from '../adapters/memory/claim-gate.js'
 import { type Config, configSecrets, loadConfig } from '../config/index.js'
+import { generateSigningJwk } from '../core/admission-token.js'
 import { isAnteroomError } from '../core/errors.js'
 import { jsonLog, type Log } from '../core/log.js'
 import { buildBooking } from './booking.js'
 import { buildEdge } from './build.js'
+import { isWorker, runPrimary, WORKER_ENV } from './processes.js'
 
 /**
  * With no admin token configured, makes one for this run and writes it to .anteroom/admin-token
@@ -23,13 +29,39 @@ function ensureAdmin(config: Config, log: Log): Config {
   return Object.freeze({ ...config, adminUsers: [{ name: 'admin', token }] })
 }
 
+/**
+ * The primary of several processes: what each would make up for itself (and so not agree on) is made
+ * here once and handed to all of them, then the workers are forked and watched.
+ */
+async function primary(config: Config, log: Log, secrets: string[], adminMade: boolean): Promise<void> {
+  const processes = config.processes === 'auto' ? availableParallelism() : config.processes
+  const env: Record<string, string> = {}
+  if (adminMade) env.ANTEROOM_ADMIN_TOKEN = config.adminUsers[0]?.token ?? ''
+  if (config.queueSecretGenerated) {
+    env.ANTEROOM_QUEUE_SECRET = config.queueSecret
+    log('warning', { message: 'ANTEROOM_QUEUE_SECRET is not set: its processes share a random one. Set it for several instances.' })
+  }
+  if (config.signingKeys === undefined) {
+    const jwk = await generateSigningJwk(`dev-${Date.now().toString(36)}`)
+    env.ANTEROOM_SIGNING_KEYS = JSON.stringify([jwk])
+    secrets.push(...[jwk.d].filter((d): d is string => typeof d === 'string'))
+    log('warning', { message: 'ANTEROOM_SIGNING_KEYS is not set: its processes share a fresh ES256 key. Set it for several instances.' })
+  }
+  log('processes', { processes })
+  process.exit(await runPrimary({ processes, env, log }))
+}
+
 async function main(): Promise<void> {
   const loaded = loadConfig(process.env)
   // The log cuts out every secret the config holds; the admin token made below is added to them.
   const secrets = configSecrets(loaded)
-  const log: Log = jsonLog({ level: loaded.logLevel, write: (line) => process.stdout.write(line), secrets })
+  const lines: Log = jsonLog({ level: loaded.logLevel, write: (line) => process.stdout.write(line), secrets })
+  // A worker's lines say which it is.
+  const worker = Number(process.env[WORKER_ENV])
+  const log: Log = isWorker() ? (event, fields) => lines(event, { ...fields, worker }) : lines
   const config = ensureAdmin(loaded, log)
   secrets.push(...config.adminUsers.map((u) => u.token))
+  if (config.processes !== 1 && !isWorker()) return primary(config, log, secrets, config !== loaded)
   let originUrl = config.originUrl
   let booking: Awaited<ReturnType<typeof buildBooking>> | undefined
   // Without Redis, the edge and the bundled origin share one claim gate in this process: the origin

@@ -1,0 +1,177 @@
+// ANTEROOM_PROCESSES: `npm start` as a primary and its workers (src/entry/processes.ts). Against a real
+// redis-server and PostgreSQL: the workers share what the primary made up (the queue secret, the
+// signing key), so a visitor's tokens outlive the process that made them; a worker that dies is
+// replaced while the other serves; a signal stops them all; a crash loop stops the primary. The
+// settings' checks are in test/config.test.ts.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { MAX_RESTARTS } from '../src/entry/processes.js'
+import { cookieFetch } from './support/cookie-fetch.js'
+import { freshDatabase } from './support/postgres-server.js'
+import { freePort, type RedisServer, startRedis } from './support/redis-server.js'
+
+const ROOT = new URL('..', import.meta.url).pathname
+
+/** The workers `pid` started (every thread's children, from /proc, that run the entry: not tsx's esbuild). */
+function childrenOf(pid: number): number[] {
+  const out: number[] = []
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    const text = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim()
+    if (text !== '') out.push(...text.split(/\s+/).map(Number))
+  }
+  return out.filter((child) => {
+    try {
+      return readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('src/entry/node.ts')
+    } catch {
+      return false
+    }
+  })
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Polls `ok` every 50 ms until it holds; false after `ms`. */
+async function until(ok: () => boolean, ms = 30_000): Promise<boolean> {
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) if (ok()) return true
+  return ok()
+}
+
+const lines = (output: string) =>
+  output
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+
+describe('npm start with ANTEROOM_PROCESSES=2', () => {
+  let redis: RedisServer
+  let database: { url: string; drop(): Promise<void> }
+  let child: ChildProcess | undefined
+  let output = ''
+
+  beforeAll(async () => {
+    redis = await startRedis()
+    database = await freshDatabase(inject('postgresUrl'), 'processes')
+  })
+  afterAll(async () => {
+    const pid = child?.pid
+    if (pid !== undefined && alive(pid)) {
+      for (const w of childrenOf(pid)) process.kill(w, 'SIGKILL')
+      process.kill(pid, 'SIGKILL')
+    }
+    await redis.stop()
+    await database.drop()
+  })
+
+  it('serves from two workers that share the secrets the primary made, replaces one that dies, and stops on a signal', async () => {
+    const [port, originPort] = [await freePort(), await freePort()]
+    const edge = `http://127.0.0.1:${port}`
+    child = spawn(process.execPath, ['--import', 'tsx', 'src/entry/node.ts'], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH,
+        ANTEROOM_PROCESSES: '2',
+        ANTEROOM_PORT: String(port),
+        ANTEROOM_DEMO_ORIGIN_PORT: String(originPort),
+        ANTEROOM_REDIS_URL: redis.url,
+        ANTEROOM_DATABASE_URL: database.url,
+        // No queue secret and no signing key: the primary makes them, once for both workers.
+        ANTEROOM_ADMIN_TOKEN: 'processes-test-admin-token-0123456789',
+        ANTEROOM_ROOMS: JSON.stringify([{ id: 'demo', paths: ['/'], totalActiveUsers: 100, newUsersPerMinute: 6000, event: 'demo' }]),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    child.stdout?.on('data', (d: Buffer) => {
+      output += d.toString()
+    })
+    child.stderr?.on('data', (d: Buffer) => {
+      output += d.toString()
+    })
+    const primary = child.pid as number
+    const listening = () => lines(output).filter((l) => l.event === 'listening')
+    expect(await until(() => listening().length >= 2 || child?.exitCode !== null, 60_000), output).toBe(true)
+    expect(
+      listening()
+        .map((l) => l.worker)
+        .sort(),
+    ).toEqual([0, 1])
+    expect(lines(output).find((l) => l.event === 'processes')).toMatchObject({ processes: 2 })
+    const warnings = lines(output)
+      .filter((l) => l.event === 'warning')
+      .map((l) => String(l.message))
+    expect(warnings.filter((w) => w.includes('share'))).toHaveLength(2)
+    const first = childrenOf(primary)
+    expect(first).toHaveLength(2)
+
+    // A visitor gets in and holds a seat: the admission token is signed by one worker, checked by the
+    // edge and the bundled origin in whichever worker takes the connection.
+    const visitor = cookieFetch(edge)
+    expect((await visitor('/', { headers: { accept: 'text/html' } })).status).toBe(200)
+    const hold = (seat: string) =>
+      visitor('/events/demo/holds', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ seats: [seat] }),
+      })
+    expect((await hold('A1')).status).toBe(201)
+
+    // Both first workers die, one after the other; each is replaced, and the other serves meanwhile.
+    const seen = new Set(first)
+    for (const [i, pid] of first.entries()) {
+      process.kill(pid, 'SIGKILL')
+      expect(await until(() => !alive(pid))).toBe(true)
+      expect((await fetch(`${edge}/.well-known/jwks.json`)).status).toBe(200)
+      expect(await until(() => childrenOf(primary).filter((p) => !seen.has(p)).length === 1)).toBe(true)
+      for (const p of childrenOf(primary)) seen.add(p)
+      expect(await until(() => listening().length >= 3 + i, 60_000)).toBe(true)
+    }
+    const exits = lines(output).filter((l) => l.event === 'warning' && String(l.message).startsWith('a worker exited'))
+    expect(exits.map((l) => l.pid).sort()).toEqual([...first].sort())
+    expect(exits.every((l) => l.signal === 'SIGKILL')).toBe(true)
+    const now = childrenOf(primary)
+    expect(now).toHaveLength(2)
+    expect(now.some((p) => first.includes(p))).toBe(false)
+
+    // Neither process that made the visitor's tokens is left, and the tokens still work.
+    expect((await hold('A2')).status).toBe(201)
+
+    // SIGTERM to the primary stops the workers, then itself, with code 0.
+    const exited = new Promise<number | null>((r) => child?.once('exit', (code) => r(code)))
+    process.kill(primary, 'SIGTERM')
+    expect(await exited).toBe(0)
+    expect(now.filter(alive)).toEqual([])
+  }, 120_000)
+})
+
+describe('the primary', () => {
+  it(`stops every worker and exits 1 when workers exit more than ${MAX_RESTARTS} times within a minute`, async () => {
+    const primary = spawn(process.execPath, ['--import', 'tsx', 'test/support/primary-child.ts'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, PRIMARY_PROCESSES: '2', PRIMARY_EXEC: 'exiting-worker.mjs' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let output = ''
+    primary.stdout?.on('data', (d: Buffer) => {
+      output += d.toString()
+    })
+    primary.stderr?.on('data', (d: Buffer) => {
+      output += d.toString()
+    })
+    const code = await new Promise<number | null>((r) => primary.once('exit', (c) => r(c)))
+    expect(code, output).toBe(1)
+    const logged = lines(output)
+    const ran = logged.filter((l) => l.event === 'worker_ran')
+    // Two at first, then one for each exit until the loop was seen; restarted under their own index.
+    expect(ran.length).toBeGreaterThanOrEqual(MAX_RESTARTS + 1)
+    expect(new Set(ran.map((l) => l.worker))).toEqual(new Set(['0', '1']))
+    expect(logged.filter((l) => l.event === 'warning' && l.code === 3)).toHaveLength(MAX_RESTARTS)
+    expect(logged.find((l) => l.event === 'error')).toMatchObject({ message: 'workers keep exiting: stopping', code: 3 })
+  }, 60_000)
+})
