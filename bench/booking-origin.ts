@@ -1,7 +1,9 @@
-// The booking origin of measurement 7 (bench/measure/crowd.ts), in its own process: createBookingApp
+// The booking origin of measurement 7 (bench/measure/crowd.ts), in its own processes: createBookingApp
 // over PostgreSQL (a pool of POOL) with the claim gate on Redis, served by @hono/node-server on
-// 127.0.0.1:BENCH_PORT, as src/entry/booking.ts builds it, less the demo events and the metrics.
-// Settings (environment): BENCH_PORT, BENCH_DATABASE_URL, BENCH_REDIS_URL (unset: no claim gate,
+// 127.0.0.1:BENCH_PORT, as src/entry/booking.ts builds it, less the demo events and the metrics; in
+// BENCH_ORIGIN_PROCESSES workers (default: one a core) forked by src/entry/processes.ts, as
+// ANTEROOM_PROCESSES forks `npm start`'s.
+// Settings (environment): BENCH_PORT, BENCH_ORIGIN_PROCESSES, BENCH_DATABASE_URL, BENCH_REDIS_URL (unset: no claim gate,
 // PostgreSQL alone), BENCH_LANE=1 (with BENCH_REDIS_URL: every event's claims go through its ordered
 // lane, src/booking/lane, and /bench/ready/:event starts the event's allocator in this process), BENCH_JWKS (the edge's public key set, JSON: the same keys the edge's
 // /.well-known/jwks.json serves, without a fetch), BENCH_ISSUER, BENCH_AUDIENCE.
@@ -10,11 +12,15 @@
 //   GET  /bench/health            ready
 //   GET  /bench/statements        {"statements": n, "byName": {...}, "charges": n}: every statement the
 //                                 origin's claim path sent so far, by SQL file (a counter around its Db;
-//                                 the reconciler's reads are not counted), and the test provider's charges
+//                                 the reconciler's reads are not counted), and the test provider's charges,
+//                                 of all the workers (the one asked collects them through the primary)
 //   POST /bench/ready/:event      the reconciler's run (the gate built for a new event, as at start)
-//                                 and the event's seat layout loaded into the gate's cache; with the
-//                                 lane, the event's allocator started (its writes counted, its reads not)
+//                                 and the event's seat layout loaded into the gate's cache (of every
+//                                 worker, through the primary); with the lane, the event's allocator
+//                                 started in the allocators' worker (its writes counted, its reads not)
 // The reconciler runs only when asked: on its timer it would add its CPU to the doomed claims' figures.
+import cluster from 'node:cluster'
+import { availableParallelism } from 'node:os'
 import { serve } from '@hono/node-server'
 import { createLocalJWKSet, type JSONWebKeySet } from 'jose'
 import { MemoryClaimGate } from '../src/adapters/memory/claim-gate.js'
@@ -32,6 +38,7 @@ import { BookingGate } from '../src/booking/gate.js'
 import { Allocator } from '../src/booking/lane/allocator.js'
 import { BookingLane } from '../src/booking/lane/client.js'
 import { Reconciler } from '../src/booking/reconciler.js'
+import { isWorker, runPrimary, WORKER_ENV } from '../src/entry/processes.js'
 import { POOL, statementName } from './postgres.js'
 
 const env = (name: string): string => {
@@ -52,6 +59,40 @@ function countedDb(db: Db, count: Map<string, number>): Db {
   return { ...wrap(db), transaction: (fn) => db.transaction((tx) => fn(wrap(tx))), close: () => db.close() }
 }
 
+// The primary forks the workers and passes the bench routes' questions between them. With the lane, one
+// more worker serves nothing and runs the allocators, as `npm run lane` would beside the origin: in an
+// origin worker, the allocator's reads and batches waited behind the rush's HTTP.
+const PROCESSES = Number(process.env.BENCH_ORIGIN_PROCESSES ?? availableParallelism())
+const LANE = process.env.BENCH_LANE === '1'
+const ALLOCATOR_HOST = LANE && Number(process.env[WORKER_ENV]) === PROCESSES
+if (!isWorker()) {
+  let asked = 0
+  const open = new Map<number, { from: number; askId: number; left: number; replies: unknown[] }>()
+  cluster.on('message', (from, msg: { ask?: string; arg?: string; askId?: number; id?: number; reply?: unknown }) => {
+    if (msg.ask !== undefined) {
+      // A question for every worker, answered to the one that asked once all have.
+      const id = ++asked
+      const workers = Object.values(cluster.workers ?? {}).filter((w) => w !== undefined)
+      open.set(id, { from: from.id, askId: msg.askId ?? 0, left: workers.length, replies: [] })
+      for (const w of workers) w.send({ question: msg.ask, arg: msg.arg, id })
+    } else if (msg.id !== undefined) {
+      const o = open.get(msg.id)
+      if (o === undefined) return
+      o.replies.push(msg.reply)
+      if (--o.left === 0) {
+        open.delete(msg.id)
+        cluster.workers?.[o.from]?.send({ answered: o.askId, replies: o.replies })
+      }
+    }
+  })
+  process.exit(
+    await runPrimary({
+      processes: PROCESSES + (LANE ? 1 : 0),
+      log: (event, fields) => process.stderr.write(`${event} ${JSON.stringify(fields)}\n`),
+    }),
+  )
+}
+
 const sent = new Map<string, number>()
 const pool = postgresDb(env('BENCH_DATABASE_URL'), { max: POOL })
 const seats = new PostgresSeatStore(countedDb(pool, sent))
@@ -64,7 +105,7 @@ const uncounted = new PostgresSeatStore(pool)
 const reconciler =
   claimGate === undefined ? undefined : new Reconciler({ gate: claimGate, store: uncounted, events: () => uncounted.eventIds() })
 
-const claimLane = redis !== undefined && process.env.BENCH_LANE === '1' ? new RedisClaimLane(redis, luaScripts()) : undefined
+const claimLane = redis !== undefined && LANE ? new RedisClaimLane(redis, luaScripts()) : undefined
 const lane = claimLane === undefined ? undefined : await new BookingLane({ lane: claimLane, events: () => true }).start()
 const allocators = new Map<string, Allocator>()
 /** The event's allocator, on a connection of its own (started once). */
@@ -93,37 +134,66 @@ const app = createBookingApp({
 
 const json = (body: unknown) => new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json' } })
 
+/** What this worker answers for the bench routes' questions to every worker. */
+async function answer(question: string, arg: string): Promise<unknown> {
+  if (question === 'statements') return { byName: Object.fromEntries(sent), charges: payments.charges.length }
+  if (ALLOCATOR_HOST) return allocate(arg)
+  await gate?.prepare(arg)
+  return gate?.stats ?? null
+}
+
+let asking = 0
+const waiting = new Map<number, (replies: unknown[]) => void>()
+process.on('message', (msg: { question?: string; arg?: string; id?: number; answered?: number; replies?: unknown[] }) => {
+  if (msg.question !== undefined) void answer(msg.question, msg.arg ?? '').then((reply) => process.send?.({ id: msg.id, reply }))
+  else if (msg.answered !== undefined) waiting.get(msg.answered)?.(msg.replies ?? [])
+})
+/** Every worker's answer (through the primary). */
+function askAll(question: string, arg = ''): Promise<unknown[]> {
+  const id = ++asking
+  return new Promise((resolve) => {
+    waiting.set(id, resolve)
+    process.send?.({ ask: question, arg, askId: id })
+  }).finally(() => waiting.delete(id)) as Promise<unknown[]>
+}
+
 async function benchRoute(req: Request, path: string): Promise<Response> {
   if (path === '/bench/health') return json({ ok: true })
-  if (path === '/bench/statements')
+  if (path === '/bench/statements') {
+    const replies = (await askAll('statements')) as { byName: Record<string, number>; charges: number }[]
+    const byName: Record<string, number> = {}
+    for (const r of replies) for (const [name, n] of Object.entries(r.byName)) byName[name] = (byName[name] ?? 0) + n
     return json({
-      statements: [...sent.values()].reduce((a, b) => a + b, 0),
-      byName: Object.fromEntries(sent),
-      charges: payments.charges.length,
+      statements: Object.values(byName).reduce((a, b) => a + b, 0),
+      byName,
+      charges: replies.reduce((a, r) => a + r.charges, 0),
     })
+  }
   const ready = /^\/bench\/ready\/([\w.-]+)$/.exec(path)
   if (ready !== null && req.method === 'POST') {
     await reconciler?.run()
-    await gate?.prepare(ready[1] as string)
-    await allocate(ready[1] as string)
-    return json({ ok: true, gate: gate?.stats ?? null })
+    const stats = await askAll('prepare', ready[1] as string)
+    return json({ ok: true, gate: stats })
   }
   return new Response('not a bench route', { status: 404 })
 }
 
-const server = serve({
-  hostname: '127.0.0.1',
-  port: Number(env('BENCH_PORT')),
-  fetch: (req) => {
-    // The path without parsing the URL: a bench route is rare, and the claims' path stays as it is.
-    const at = req.url.indexOf('/bench/', 8)
-    if (at !== -1 && req.url.indexOf('/', 8) === at) return benchRoute(req, req.url.slice(at).split('?')[0] as string)
-    return app.fetch(req)
-  },
-})
+// The allocators' worker serves nothing.
+const server = ALLOCATOR_HOST
+  ? undefined
+  : serve({
+      hostname: '127.0.0.1',
+      port: Number(env('BENCH_PORT')),
+      fetch: (req) => {
+        // The path without parsing the URL: a bench route is rare, and the claims' path stays as it is.
+        const at = req.url.indexOf('/bench/', 8)
+        if (at !== -1 && req.url.indexOf('/', 8) === at) return benchRoute(req, req.url.slice(at).split('?')[0] as string)
+        return app.fetch(req)
+      },
+    })
 
 process.once('SIGTERM', () => {
-  server.close()
+  server?.close()
   void Promise.allSettled([pool.close()]).finally(() => {
     redis?.disconnect()
     process.exit(0)

@@ -2,7 +2,7 @@
 // separate process: one connection a claim, all opened first, all sent at one moment; bench/wrk.lua's
 // burst mode), to the booking origin's child process (bench/booking-origin.ts) directly or through a
 // Node edge; then, with the claim gate, the same 2,000 claims again once everything is held (all
-// doomed); then the winners confirm. What each burst cost the origin's process is read from /proc.
+// doomed); then the winners confirm. What each burst cost the origin's processes is read from /proc.
 import { decodeJwt } from 'jose'
 import { percentile } from '../../scripts/lib/stats.js'
 import type { Db } from '../../src/adapters/postgres/db.js'

@@ -1,6 +1,7 @@
 // Measurement 7: 2,000 visitors with admission tokens send concurrent hold requests for 40 seats, then
-// the winners confirm. The booking origin runs in its own child process (bench/booking-origin.ts:
-// node --import tsx, HTTP on 127.0.0.1, PostgreSQL with a pool of POOL, the claim gate on Redis), and
+// the winners confirm. The booking origin runs in its own child processes (bench/booking-origin.ts:
+// node --import tsx, ORIGIN_PROCESSES workers on one listening socket, HTTP on 127.0.0.1, PostgreSQL
+// with a pool of POOL each, the claim gate on Redis), and
 // the rush comes from another process: wrk, one connection a claim, all 2,000 opened first and sent at
 // one moment (bench/wrk.lua's burst mode, a distinct token and body each), latency from each request's
 // write to its answer. Two paths: directly to the origin (Anteroom-Admission header), and through a
@@ -20,7 +21,8 @@
 //   claims cost 0 statements (the origin's own count: GET /bench/statements). Hold p99 ≤ 180 ms for
 //   the variants that set `target` (the seed text's figure, on this machine). The origin's CPU per
 //   claim (its /proc CPU time over the burst, by claims) is shown for the rush and for doomed claims.
-// A failed correctness check makes `npm run bench` exit 1. Environment (optional): BENCH_BOOKING_ROUNDS (3).
+// A failed correctness check makes `npm run bench` exit 1. Environment (optional): BENCH_BOOKING_ROUNDS (3),
+// BENCH_ORIGIN_PROCESSES (one a core).
 
 import { availableParallelism } from 'node:os'
 import { freePort } from '../../scripts/lib/free-port.js'
@@ -36,6 +38,11 @@ import { admitFresh } from './admitted.js'
 import { CROWD, type Crowd, type CrowdRound, crowdRound, directCrowd, EVENT_READ, edgeCrowd, type Origin, ROOM } from './crowd-round.js'
 
 const ROUNDS = Number(process.env.BENCH_BOOKING_ROUNDS ?? 3)
+/**
+ * The origin's processes, as a deployment would run it: one a core (ANTEROOM_PROCESSES=auto). Each
+ * needs its own warm-up (its own JIT), so a kind has one warm-up round a process.
+ */
+const ORIGIN_PROCESSES = Number(process.env.BENCH_ORIGIN_PROCESSES ?? availableParallelism())
 const ISSUER = 'anteroom'
 const AUDIENCE = 'origin'
 /**
@@ -81,7 +88,7 @@ export const CROWD_VARIANTS: readonly CrowdVariant[] = [
   { name: 'gate', origin: 'gate', gate: true, edge: true, packages: true, target: true },
   { name: 'no gate', origin: 'no gate', gate: false, edge: false, packages: false, target: false },
   // The ordered lane (issue #32 part 2): every event of that origin takes it, one allocator a round's event
-  // in the origin's process (bench/booking-origin.ts, BENCH_LANE).
+  // in the origin worker that /bench/ready reached (bench/booking-origin.ts, BENCH_LANE).
   { name: 'lane', origin: 'lane', gate: true, originEnv: { BENCH_LANE: '1' }, edge: false, packages: true, target: true },
 ]
 
@@ -131,6 +138,7 @@ export async function measureCrowd(
         profileDir,
         env: {
           BENCH_PORT: String(port),
+          BENCH_ORIGIN_PROCESSES: String(ORIGIN_PROCESSES),
           BENCH_DATABASE_URL: pg.url,
           ...(first.gate ? { BENCH_REDIS_URL: pg.gateUrl } : {}),
           BENCH_JWKS: JSON.stringify(tokens.jwks()),
@@ -153,7 +161,13 @@ export async function measureCrowd(
         { origin: origin.child, redisServer: { url: `${pg.gateUrl}/1` }, profileDir },
         `edge (in front of ${kind})`,
         [SALE_ROOM],
-        { ANTEROOM_SIGNING_KEYS: JSON.stringify([jwk]), ANTEROOM_ISSUER: ISSUER, ANTEROOM_AUDIENCE: AUDIENCE, ...nodeOptions() },
+        {
+          ANTEROOM_SIGNING_KEYS: JSON.stringify([jwk]),
+          ANTEROOM_ISSUER: ISSUER,
+          ANTEROOM_AUDIENCE: AUDIENCE,
+          ANTEROOM_PROCESSES: String(ORIGIN_PROCESSES),
+          ...nodeOptions(),
+        },
       )
       started.push(edge)
       log(`2,000 for 40: admitting ${CROWD} visitors through the edge in front of ${kind}`)
@@ -184,10 +198,11 @@ export async function measureCrowd(
 
     const deadlocksBefore = await deadlocks(pg.admin)
     const warm: CrowdRound[] = []
-    for (const [i, p] of plans.entries()) {
-      log(`2,000 for 40: warm-up round (${label(p)})`)
-      warm.push(await run(p, `crowd-warm-${i + 1}`, false))
-    }
+    for (let w = 0; w < ORIGIN_PROCESSES; w++)
+      for (const [i, p] of plans.entries()) {
+        log(`2,000 for 40: warm-up round ${w + 1} of ${ORIGIN_PROCESSES} (${label(p)})`)
+        warm.push(await run(p, `crowd-warm-${w + 1}-${i + 1}`, false))
+      }
     const measured = new Map<Plan, CrowdRound[]>(plans.map((p) => [p, []]))
     for (let r = 0; r < ROUNDS; r++) {
       for (const [i, p] of (r % 2 === 0 ? plans : [...plans].reverse()).entries()) {
@@ -268,7 +283,7 @@ function report(
       `; ${r.confirms} confirms ${JSON.stringify(r.confirmStatuses)} p99 ${msText(r.confirmP99)}; sold ${r.invariant.sold}, tickets ${r.invariant.tickets}, paid ${r.invariant.paid}`,
   )
   const notes = [
-    `2,000 for 40 (the origin in its own process, the rush from wrk in another: one connection a claim, all sent at once; ${ROUNDS} measured rounds a kind after a warm-up round each, ` +
+    `2,000 for 40 (the origin in ${ORIGIN_PROCESSES} processes of its own, the rush from wrk in another: one connection a claim, all sent at once; ${ROUNDS} measured rounds a kind after ${ORIGIN_PROCESSES} warm-up rounds each (one a process), ` +
       'each on a fresh event; µs of CPU a request from /proc, over the wrk run (its connections opened, then the burst), and in the burst alone (from its moment to ' +
       "wrk's exit, closing the connections included; /proc's 10 ms ticks), and that CPU spread over all cores; p99s in the table are medians of the measured rounds):\n" +
       lines.join('\n') +
