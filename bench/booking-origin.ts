@@ -24,6 +24,7 @@ import { availableParallelism } from 'node:os'
 import { serve } from '@hono/node-server'
 import { createLocalJWKSet, type JSONWebKeySet } from 'jose'
 import { MemoryClaimGate } from '../src/adapters/memory/claim-gate.js'
+import { nodeSignatures } from '../src/adapters/node/es256.js'
 import { TestPaymentProvider } from '../src/adapters/payments/test-provider.js'
 import type { Db, Sql } from '../src/adapters/postgres/db.js'
 import { PostgresLaneStore } from '../src/adapters/postgres/lane-store.js'
@@ -129,6 +130,7 @@ const app = createBookingApp({
     issuer: env('BENCH_ISSUER'),
     audience: env('BENCH_AUDIENCE'),
     keys: createLocalJWKSet(JSON.parse(env('BENCH_JWKS')) as JSONWebKeySet),
+    signatures: nodeSignatures,
   },
 })
 

@@ -2,6 +2,7 @@
 // demo events, a test payment provider, admission checks against the edge's JWKS, and the claim gate
 // in front of PostgreSQL (on Redis, or in memory) with its reconciler.
 import { MemoryClaimGate } from '../adapters/memory/claim-gate.js'
+import { nodeSignatures } from '../adapters/node/es256.js'
 import { TestPaymentProvider } from '../adapters/payments/test-provider.js'
 import type { Db } from '../adapters/postgres/db.js'
 import { meteredDb } from '../adapters/postgres/metered.js'
@@ -117,7 +118,8 @@ export async function buildBooking(o: BookingOptions) {
   const app = createBookingApp({
     seats,
     payments: new TestPaymentProvider(),
-    admission: { jwksUrl: o.jwksUrl, issuer: o.issuer, audience: o.audience },
+    // node:crypto's signature check: a claim's answer in the turn it is checked (src/booking/verify.ts).
+    admission: { jwksUrl: o.jwksUrl, issuer: o.issuer, audience: o.audience, signatures: nodeSignatures },
     endSessionOnPurchase: o.endSessionOnPurchase ?? true,
     gate,
     reconciler,

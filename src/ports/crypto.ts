@@ -1,5 +1,6 @@
-// Keyed MAC used for queue tokens, and the plain hash that checks proof of work. The MAC is
-// adapters/js/mac.ts on every runtime; the hashes are node:crypto on Node and WebCrypto on a Worker.
+// Keyed MAC used for queue tokens, the plain hash that checks proof of work, and the ES256 check of an
+// origin's admission verifier. The MAC is adapters/js/mac.ts on every runtime; the hashes and the
+// signature check are node:crypto on Node and WebCrypto elsewhere.
 
 export interface Mac {
   /**
@@ -24,3 +25,13 @@ export interface Digest {
   /** SHA-256 of the UTF-8 bytes of data. */
   sha256(data: string): Uint8Array | Promise<Uint8Array>
 }
+
+/**
+ * Whether `signature` (r || s, 64 bytes) is `key`'s ES256 signature of `data`: at once where the
+ * runtime can (adapters/node/es256.ts), else a promise (WebCrypto's: booking/verify.ts).
+ */
+export type SignatureCheck = (
+  key: CryptoKey,
+  data: Uint8Array<ArrayBuffer>,
+  signature: Uint8Array<ArrayBuffer>,
+) => boolean | Promise<boolean>
