@@ -13,8 +13,9 @@
 //                                   issuer: 'anteroom', audience: 'origin' }))
 //   app.get('/me', (c) => c.json({ visitor: c.get('admission').sub }))
 import type { Context, MiddlewareHandler } from 'hono'
-import { base64url, createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors, type JWTVerifyGetKey } from 'jose'
+import { base64url, createRemoteJWKSet, decodeProtectedHeader, errors, type JWTVerifyGetKey } from 'jose'
 import type { AdmissionClaims } from '../core/admission-token.js'
+import { BoundedMap } from '../core/bounded-map.js'
 import { AnteroomError, type ErrorCode, errorSpec } from '../core/errors.js'
 import { renderError } from '../http/errors.js'
 import type { SignatureCheck } from '../ports/crypto.js'
@@ -241,17 +242,35 @@ export function requireAdmission(options: AdmissionCheckOptions): MiddlewareHand
   }
 }
 
+/** Whether a token's (encoded) header says ES256: a sale's tokens share one or two headers. */
+const peekedHeaders = new BoundedMap<string, boolean>(64)
+
 /**
  * What a token says, unverified: its room, if it is an ES256 token for a room that has not expired.
- * Costs a few microseconds (two base64url decodes), against ~140 µs for the signature check. The
- * booking origin uses it only to ask the claim gate before paying for the check: a claim the gate
- * refuses learns only that the seats are not free (see README, "The claim gate").
+ * Costs a few microseconds (its header looked up, its payload decoded), against ~140 µs for the
+ * signature check. The booking origin uses it only to ask the claim gate before paying for the check:
+ * a claim the gate refuses learns only that the seats are not free (see README, "The claim gate").
  */
 export function peekAdmission(token: string | undefined, nowSeconds = Date.now() / 1000): { room: string } | undefined {
   if (!token || token.length > 4096) return undefined
+  const dot = token.indexOf('.')
+  const end = token.indexOf('.', dot + 1)
+  if (dot < 1 || end < 0 || token.indexOf('.', end + 1) !== -1) return undefined
+  const encodedHeader = token.slice(0, dot)
+  let es256 = peekedHeaders.get(encodedHeader)
+  if (es256 === undefined) {
+    try {
+      es256 = decodeProtectedHeader(token).alg === 'ES256'
+    } catch {
+      es256 = false
+    }
+    peekedHeaders.set(encodedHeader, es256)
+  }
+  if (!es256) return undefined
   try {
-    if (decodeProtectedHeader(token).alg !== 'ES256') return undefined
-    const { room, exp } = decodeJwt(token)
+    const claims = JSON.parse(utf8.decode(base64url.decode(token.slice(dot + 1, end)))) as Record<string, unknown> | null
+    const room = claims?.room
+    const exp = claims?.exp
     if (typeof room !== 'string' || typeof exp !== 'number' || exp <= nowSeconds) return undefined
     return { room }
   } catch {
