@@ -4,7 +4,9 @@
 // replaced while the other serves; a signal stops them all; a crash loop stops the primary. The
 // settings' checks are in test/config.test.ts.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { MAX_RESTARTS } from '../src/entry/processes.js'
 import { cookieFetch } from './support/cookie-fetch.js'
@@ -147,6 +149,59 @@ describe('npm start with ANTEROOM_PROCESSES=2', () => {
     process.kill(primary, 'SIGTERM')
     expect(await exited).toBe(0)
     expect(now.filter(alive)).toEqual([])
+  }, 120_000)
+})
+
+describe('npm start with ANTEROOM_PROCESSES=2 and no admin token', () => {
+  it('writes one admin token, for every worker: it still opens the admin API once the first workers are gone', async () => {
+    // A directory of its own: the token file goes into the working directory's .anteroom/.
+    const cwd = mkdtempSync(join(tmpdir(), 'anteroom-processes-'))
+    const redis = await startRedis()
+    const port = await freePort()
+    const edge = `http://127.0.0.1:${port}`
+    const primary = spawn(process.execPath, ['--import', `${ROOT}node_modules/tsx/dist/loader.mjs`, `${ROOT}src/entry/node.ts`], {
+      cwd,
+      env: {
+        PATH: process.env.PATH,
+        ANTEROOM_PROCESSES: '2',
+        ANTEROOM_PORT: String(port),
+        ANTEROOM_REDIS_URL: redis.url,
+        ANTEROOM_ORIGIN: 'http://127.0.0.1:9',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let output = ''
+    primary.stdout?.on('data', (d: Buffer) => {
+      output += d.toString()
+    })
+    primary.stderr?.on('data', (d: Buffer) => {
+      output += d.toString()
+    })
+    try {
+      const listening = () => lines(output).filter((l) => l.event === 'listening')
+      expect(await until(() => listening().length >= 2 || primary.exitCode !== null, 60_000), output).toBe(true)
+      const token = readFileSync(join(cwd, '.anteroom/admin-token'), 'utf8').trim()
+      const rooms = () => fetch(`${edge}/_anteroom/api/rooms`, { headers: { authorization: `Bearer ${token}` } })
+      expect((await rooms()).status).toBe(200)
+      const first = childrenOf(primary.pid as number)
+      expect(first).toHaveLength(2)
+      for (const pid of first) process.kill(pid, 'SIGKILL')
+      expect(await until(() => listening().length >= 4, 60_000), output).toBe(true)
+      expect(childrenOf(primary.pid as number).some((p) => first.includes(p))).toBe(false)
+      for (let i = 0; i < 10; i++) expect((await rooms()).status).toBe(200)
+      // Made once, by the primary: the file was not written again.
+      expect(lines(output).filter((l) => l.event === 'admin_token_created')).toHaveLength(1)
+      expect(readFileSync(join(cwd, '.anteroom/admin-token'), 'utf8').trim()).toBe(token)
+      expect(output).not.toContain(token)
+    } finally {
+      const pid = primary.pid
+      if (pid !== undefined && alive(pid)) {
+        for (const w of childrenOf(pid)) process.kill(w, 'SIGKILL')
+        process.kill(pid, 'SIGKILL')
+      }
+      await redis.stop()
+      rmSync(cwd, { recursive: true, force: true })
+    }
   }, 120_000)
 })
 
