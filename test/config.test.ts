@@ -29,7 +29,7 @@ describe('config', () => {
     expect(loadConfig({ ...shared, ANTEROOM_PROCESSES: 'auto' }).processes).toBe('auto')
     // With an origin of its own there is no bundled origin, so no database is needed.
     expect(loadConfig({ ...redis, ANTEROOM_ORIGIN: 'http://127.0.0.1:9000', ANTEROOM_PROCESSES: '2' }).processes).toBe(2)
-    for (const bad of ['0', '-1', '1.5', 'two', '257', 'AUTO'])
+    for (const bad of ['0', '-1', '1.5', 'two', '257', 'AUTO', '0x10', '1e2', ' 2'])
       expect(load({ ...shared, ANTEROOM_PROCESSES: bad })).toThrow('ANTEROOM_PROCESSES: must be a whole number from 1 to 256, or auto')
     expect(load({ ANTEROOM_PROCESSES: '2' })).toThrow('more than one process needs ANTEROOM_REDIS_URL')
     expect(load({ ...redis, ANTEROOM_PROCESSES: 'auto' })).toThrow('more than one process needs ANTEROOM_DATABASE_URL')

@@ -111,6 +111,20 @@ describe('npm start with ANTEROOM_PROCESSES=2', () => {
     expect(warnings.filter((w) => w.includes('share'))).toHaveLength(2)
     const first = childrenOf(primary)
     expect(first).toHaveLength(2)
+    // What the primary made up is the same in both workers, and never in the log.
+    const environ = (pid: number) =>
+      Object.fromEntries(
+        readFileSync(`/proc/${pid}/environ`, 'utf8')
+          .split('\0')
+          .filter((e) => e.startsWith('ANTEROOM_'))
+          .map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]),
+      )
+    const [one, two] = first.map(environ) as [Record<string, string>, Record<string, string>]
+    expect(one.ANTEROOM_QUEUE_SECRET?.length).toBeGreaterThanOrEqual(32)
+    expect(two.ANTEROOM_QUEUE_SECRET).toBe(one.ANTEROOM_QUEUE_SECRET)
+    expect(two.ANTEROOM_SIGNING_KEYS).toBe(one.ANTEROOM_SIGNING_KEYS)
+    const privateKey = (JSON.parse(one.ANTEROOM_SIGNING_KEYS as string) as { d: string }[])[0]?.d as string
+    expect(privateKey.length).toBeGreaterThan(20)
 
     // A visitor gets in and holds a seat: the admission token is signed by one worker, checked by the
     // edge and the bundled origin in whichever worker takes the connection.
@@ -144,6 +158,8 @@ describe('npm start with ANTEROOM_PROCESSES=2', () => {
     // Neither process that made the visitor's tokens is left, and the tokens still work.
     expect((await hold('A2')).status).toBe(201)
 
+    expect(output).not.toContain(one.ANTEROOM_QUEUE_SECRET)
+    expect(output).not.toContain(privateKey)
     // SIGTERM to the primary stops the workers, then itself, with code 0.
     const exited = new Promise<number | null>((r) => child?.once('exit', (code) => r(code)))
     process.kill(primary, 'SIGTERM')
@@ -206,27 +222,52 @@ describe('npm start with ANTEROOM_PROCESSES=2 and no admin token', () => {
 })
 
 describe('the primary', () => {
-  it(`stops every worker and exits 1 when workers exit more than ${MAX_RESTARTS} times within a minute`, async () => {
-    const primary = spawn(process.execPath, ['--import', 'tsx', 'test/support/primary-child.ts'], {
+  /** Starts test/support/primary-child.ts with two workers of `exec`; its output as it comes. */
+  function primaryOf(exec: string) {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/primary-child.ts'], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH, PRIMARY_PROCESSES: '2', PRIMARY_EXEC: 'exiting-worker.mjs' },
+      env: { PATH: process.env.PATH, PRIMARY_PROCESSES: '2', PRIMARY_EXEC: exec },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
-    let output = ''
-    primary.stdout?.on('data', (d: Buffer) => {
-      output += d.toString()
+    const out = { text: '' }
+    child.stdout?.on('data', (d: Buffer) => {
+      out.text += d.toString()
     })
-    primary.stderr?.on('data', (d: Buffer) => {
-      output += d.toString()
+    child.stderr?.on('data', (d: Buffer) => {
+      out.text += d.toString()
     })
-    const code = await new Promise<number | null>((r) => primary.once('exit', (c) => r(c)))
-    expect(code, output).toBe(1)
-    const logged = lines(output)
+    const exited = new Promise<number | null>((r) => child.once('exit', (c) => r(c)))
+    return { child, out, exited }
+  }
+
+  it(`stops every worker and exits 1 when one worker keeps exiting (more than ${MAX_RESTARTS} times within a minute)`, async () => {
+    const { out, exited } = primaryOf('exiting-worker.mjs')
+    expect(await exited, out.text).toBe(1)
+    const logged = lines(out.text)
     const ran = logged.filter((l) => l.event === 'worker_ran')
-    // Two at first, then one for each exit until the loop was seen; restarted under their own index.
-    expect(ran.length).toBeGreaterThanOrEqual(MAX_RESTARTS + 1)
+    // Started again under their own index each time, until one index had exited a sixth time.
     expect(new Set(ran.map((l) => l.worker))).toEqual(new Set(['0', '1']))
-    expect(logged.filter((l) => l.event === 'warning' && l.code === 3)).toHaveLength(MAX_RESTARTS)
+    for (const index of ['0', '1']) expect(ran.filter((l) => l.worker === index).length).toBeLessThanOrEqual(MAX_RESTARTS + 1)
+    expect(Math.max(...['0', '1'].map((i) => ran.filter((l) => l.worker === i).length))).toBe(MAX_RESTARTS + 1)
+    const warned = logged.filter((l) => l.event === 'warning' && l.code === 3)
+    expect(warned.length).toBeGreaterThanOrEqual(MAX_RESTARTS)
+    expect(warned.length).toBeLessThanOrEqual(2 * MAX_RESTARTS)
     expect(logged.find((l) => l.event === 'error')).toMatchObject({ message: 'workers keep exiting: stopping', code: 3 })
+  }, 60_000)
+
+  it('kills a worker that does not stop after SIGTERM once the grace is over, and exits 0', async () => {
+    const { child, out, exited } = primaryOf('stubborn-worker.mjs')
+    expect(
+      await until(() => lines(out.text).filter((l) => l.event === 'worker_ran').length === 2 || child.exitCode !== null),
+      out.text,
+    ).toBe(true)
+    const pids = lines(out.text)
+      .filter((l) => l.event === 'worker_ran')
+      .map((l) => Number(l.pid))
+    process.kill(child.pid as number, 'SIGTERM')
+    expect(await exited, out.text).toBe(0)
+    // Each heard SIGTERM, ignored it, and was killed.
+    expect(lines(out.text).filter((l) => l.event === 'worker_ignored_sigterm')).toHaveLength(2)
+    expect(await until(() => pids.every((p) => !alive(p)), 5000)).toBe(true)
   }, 60_000)
 })

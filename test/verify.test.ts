@@ -23,9 +23,9 @@ async function signed(header: unknown, payload: unknown, key = privateKey): Prom
 }
 
 /** What the verifier answered when it called jose's jwtVerify: the same codes, from jose's errors. */
-async function oracle(token: string): Promise<string> {
+async function oracle(token: string, keySet: { keys: JWK[] } = jwks): Promise<string> {
   try {
-    const { payload } = await jwtVerify(token, createLocalJWKSet(jwks), {
+    const { payload } = await jwtVerify(token, createLocalJWKSet(keySet), {
       algorithms: ['ES256'],
       issuer: ISSUER,
       audience: AUDIENCE,
@@ -108,6 +108,8 @@ async function corpus(): Promise<Record<string, string>> {
     'signature padded': `${h}.${p}.${s}=`,
     'signature in base64': `${h}.${p}.${Buffer.from(s, 'base64url').toString('base64')}`,
     'signature empty': `${h}.${p}.`,
+    'signature one character': `${h}.${p}.A`,
+    'signature five characters': `${h}.${p}.AAAAA`,
     'four parts': `${valid}.${s}`,
     'a space inside': `${h}.${p} .${s}`,
     'payload not ASCII': `${h}.${p}é.${s}`,
@@ -179,9 +181,33 @@ describe('the admission verifier', () => {
       return next
     }
     expect(await turned(admissionVerifier({ ...options, signatures: nodeSignatures }))).toBe(false)
-    expect(await turned(admissionVerifier(options))).toBe(true)
-    expect(typeof nodeSignatures).toBe('function')
-    expect(webCryptoSignatures).not.toBe(nodeSignatures)
+    expect(await turned(admissionVerifier({ ...options, signatures: webCryptoSignatures }))).toBe(true)
+  })
+
+  it('with two keys published, a token that names none is malformed (as jose says), not a key set that failed', async () => {
+    const second = await generateKeyPair('ES256', { extractable: true })
+    const two = { keys: [...jwks.keys, { ...(await exportJWK(second.publicKey)), kid: 'k2', alg: 'ES256', use: 'sig' }] }
+    const now = Math.floor(Date.now() / 1000)
+    const token = await signed({ alg: 'ES256' }, { iss: ISSUER, aud: AUDIENCE, sub: 'v1', jti: 'j1', iat: now, exp: now + 60 })
+    const verify = admissionVerifier({ jwksUrl: 'http://127.0.0.1:1/', issuer: ISSUER, audience: AUDIENCE, keys: createLocalJWKSet(two) })
+    expect(await oracle(token, two)).toBe('ERR_ADMISSION_INVALID')
+    expect(said(await verify(token))).toBe('ERR_ADMISSION_INVALID')
+  })
+
+  it('counts only a check that answers true, and calls a key set that gives no ES256 CryptoKey a failure of the key set (503)', async () => {
+    const now = Math.floor(Date.now() / 1000)
+    const token = await signed(
+      { alg: 'ES256', kid: 'k1' },
+      { iss: ISSUER, aud: AUDIENCE, sub: 'v1', jti: 'j1', room: 'sale', iat: now, exp: now + 60 },
+    )
+    const options = { jwksUrl: 'http://127.0.0.1:1/', issuer: ISSUER, audience: AUDIENCE, keys: createLocalJWKSet(jwks) }
+    for (const answer of ['true', 1, {}, undefined])
+      expect(said(await admissionVerifier({ ...options, signatures: () => answer as boolean })(token)), String(answer)).toBe(
+        'ERR_ADMISSION_SIGNATURE',
+      )
+    expect(said(await admissionVerifier({ ...options, signatures: () => true })(token))).toBe('ok v1')
+    const asJwk = admissionVerifier({ ...options, keys: async () => jwks.keys[0] as JWK })
+    expect(said(await asJwk(token))).toBe('ERR_ADMISSION_KEYS_UNAVAILABLE')
   })
 })
 

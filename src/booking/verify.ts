@@ -121,7 +121,7 @@ export function admissionVerifier(options: AdmissionCheckOptions): (token: strin
       }
     } catch (err) {
       if (err instanceof errors.JWKSNoMatchingKey) return reject('ERR_ADMISSION_KEY', 'The admission token was signed with an unknown key')
-      if (err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid || err instanceof errors.JWKSMultipleMatchingKeys) {
+      if (err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid) {
         return reject('ERR_ADMISSION_KEYS_UNAVAILABLE', 'The waiting room keys could not be fetched')
       }
       if (err instanceof errors.JOSEError) return reject('ERR_ADMISSION_INVALID', 'The admission token is malformed')
@@ -184,16 +184,22 @@ async function verifiedClaims(
   if (typeof header.alg !== 'string' || header.alg === '') return 'malformed'
   if (header.alg !== 'ES256') return 'alg'
   const key = await keys({ ...header, alg: header.alg }, { payload: encodedPayload, signature: encodedSignature, protected: encodedHeader })
-  if (!isEs256Key(key)) return 'signature'
-  const signature = base64urlBytes(encodedSignature)
+  // jose's key sets give CryptoKeys; anything else is a key set set up wrong (a 503, not the token's fault).
+  if (!isEs256Key(key)) throw new TypeError('the admission key set gave a key that is not an ES256 public CryptoKey for verifying')
+  let signature: Uint8Array<ArrayBuffer>
+  try {
+    signature = base64urlBytes(encodedSignature)
+  } catch {
+    return 'malformed'
+  }
   const data = ascii.encode(`${encodedHeader}.${encodedPayload}`)
-  let valid: boolean
+  let valid: unknown
   try {
     valid = await signatures(key, data, signature)
   } catch {
     valid = false
   }
-  if (!valid) return 'signature'
+  if (valid !== true) return 'signature'
   let claims: unknown
   if (!BASE64URL.test(encodedPayload)) return 'malformed'
   try {
@@ -216,7 +222,8 @@ async function verifiedClaims(
 
 /** A public ECDSA P-256 key, the only kind an ES256 signature is checked with. */
 function isEs256Key(key: unknown): key is CryptoKey {
-  if (typeof CryptoKey === 'undefined' || !(key instanceof CryptoKey) || key.type !== 'public') return false
+  if (typeof CryptoKey === 'undefined' || !(key instanceof CryptoKey) || key.type !== 'public' || !key.usages.includes('verify'))
+    return false
   const algorithm = key.algorithm as EcKeyAlgorithm
   return algorithm.name === 'ECDSA' && algorithm.namedCurve === 'P-256'
 }

@@ -97,7 +97,7 @@ function port(value: unknown, field: string, fallback: number): number {
 /** ANTEROOM_PROCESSES: 1 unless set; more than one only where nothing lives in one process's memory. */
 function processes(value: unknown, redis: unknown, database: unknown, origin: unknown): number | 'auto' {
   if (value === undefined || value === '') return 1
-  const n = value === 'auto' ? 'auto' : typeof value === 'string' ? Number(value) : value
+  const n = value === 'auto' ? 'auto' : typeof value === 'string' ? (/^\d{1,3}$/.test(value) ? Number(value) : Number.NaN) : value
   if (n !== 'auto' && (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 256))
     bad('ANTEROOM_PROCESSES', 'must be a whole number from 1 to 256, or auto (one a core)')
   if (n === 1) return 1

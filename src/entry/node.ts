@@ -34,7 +34,7 @@ function ensureAdmin(config: Config, log: Log): Config {
  * here once and handed to all of them, then the workers are forked and watched.
  */
 async function primary(config: Config, log: Log, secrets: string[], adminMade: boolean): Promise<void> {
-  const processes = config.processes === 'auto' ? availableParallelism() : config.processes
+  const processes = config.processes === 'auto' ? Math.min(availableParallelism(), 256) : config.processes
   const env: Record<string, string> = {}
   if (adminMade) env.ANTEROOM_ADMIN_TOKEN = config.adminUsers[0]?.token ?? ''
   if (config.queueSecretGenerated) {
@@ -103,12 +103,16 @@ async function main(): Promise<void> {
       rooms: config.rooms.map((r) => r.id),
     })
   })
+  let stopping = false
   const stop = () => {
+    // Once: a worker may hear SIGINT from the terminal and SIGTERM from its primary.
+    if (stopping) return
+    stopping = true
     server.close()
     void Promise.allSettled([edge.close(), booking?.close()]).finally(() => process.exit(0))
   }
-  process.once('SIGINT', stop)
-  process.once('SIGTERM', stop)
+  process.on('SIGINT', stop)
+  process.on('SIGTERM', stop)
 }
 
 main().catch((err) => {

@@ -8,9 +8,10 @@
 // default (round robin) the primary accepts every connection and hands it over, which cost more CPU a
 // connection than two processes gained in a 2,000-connection rush (bench measurement 7).
 //
-// A worker that exits on its own is started again after RESTART_DELAY_MS, under the same index; more
-// than MAX_RESTARTS within RESTART_WINDOW_MS is a crash loop, and the primary stops them all and exits 1.
-// SIGTERM or SIGINT to the primary is passed on; it exits 0 once every worker has.
+// A worker that exits on its own is started again after RESTART_DELAY_MS, under the same index; one
+// index exiting more than MAX_RESTARTS times within RESTART_WINDOW_MS is a crash loop, and the primary
+// stops them all and exits 1. SIGTERM or SIGINT to the primary is passed on as SIGTERM; it exits 0 once
+// every worker has. A worker still there after STOP_GRACE_MS, or a second signal, gets SIGKILL.
 import cluster, { type Worker } from 'node:cluster'
 import type { Log } from '../core/log.js'
 
@@ -20,6 +21,7 @@ export const WORKER_ENV = 'ANTEROOM_WORKER'
 export const RESTART_DELAY_MS = 500
 export const MAX_RESTARTS = 5
 export const RESTART_WINDOW_MS = 60_000
+export const STOP_GRACE_MS = 10_000
 
 export interface PrimaryOptions {
   processes: number
@@ -29,6 +31,8 @@ export interface PrimaryOptions {
   exec?: string
   log: Log
   restartDelayMs?: number
+  /** How long a stopping worker may take before SIGKILL (default STOP_GRACE_MS). */
+  stopGraceMs?: number
 }
 
 /** Whether this process is a worker forked by runPrimary. */
@@ -44,7 +48,8 @@ export function runPrimary(o: PrimaryOptions): Promise<number> {
   cluster.setupPrimary(o.exec === undefined ? {} : { exec: o.exec })
   const delay = o.restartDelayMs ?? RESTART_DELAY_MS
   const workers = new Map<Worker, number>()
-  const restarts: number[] = []
+  /** When each index last exited on its own, within the window. */
+  const restarts = new Map<number, number[]>()
   let stopping = false
   let code = 0
 
@@ -54,12 +59,16 @@ export function runPrimary(o: PrimaryOptions): Promise<number> {
   }
 
   return new Promise<number>((resolve) => {
+    const kill = () => {
+      for (const w of workers.keys()) w.process.kill('SIGKILL')
+    }
     const stop = (exitCode: number) => {
-      if (stopping) return
+      if (stopping) return kill()
       stopping = true
       code = exitCode
       for (const w of workers.keys()) w.process.kill('SIGTERM')
       if (workers.size === 0) resolve(code)
+      else setTimeout(kill, o.stopGraceMs ?? STOP_GRACE_MS).unref()
     }
     cluster.on('exit', (worker, exitCode, signal) => {
       const index = workers.get(worker)
@@ -69,9 +78,10 @@ export function runPrimary(o: PrimaryOptions): Promise<number> {
         return
       }
       const now = Date.now()
-      restarts.push(now)
-      while ((restarts[0] ?? now) < now - RESTART_WINDOW_MS) restarts.shift()
-      const loop = restarts.length > MAX_RESTARTS
+      const exits = (restarts.get(index ?? 0) ?? []).filter((t) => t >= now - RESTART_WINDOW_MS)
+      exits.push(now)
+      restarts.set(index ?? 0, exits)
+      const loop = exits.length > MAX_RESTARTS
       o.log(loop ? 'error' : 'warning', {
         message: loop ? 'workers keep exiting: stopping' : 'a worker exited: starting another',
         worker: index,
@@ -82,8 +92,9 @@ export function runPrimary(o: PrimaryOptions): Promise<number> {
       if (loop) stop(1)
       else setTimeout(() => !stopping && fork(index ?? 0), delay)
     })
-    process.once('SIGTERM', () => stop(0))
-    process.once('SIGINT', () => stop(0))
+    // A second signal while stopping kills what is left.
+    process.on('SIGTERM', () => stop(0))
+    process.on('SIGINT', () => stop(0))
     for (let i = 0; i < o.processes; i++) fork(i)
   })
 }
