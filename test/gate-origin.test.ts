@@ -16,7 +16,7 @@ import { connectRedis, type RedisClient, whenReady } from '../src/adapters/redis
 import { gateKeys } from '../src/adapters/redis/keys.js'
 import { luaScripts } from '../src/adapters/redis/scripts.js'
 import { createBookingApp } from '../src/booking/app.js'
-import { BookingGate, nearestSeats } from '../src/booking/gate.js'
+import { BookingGate, NearestSeats, nearestSeats } from '../src/booking/gate.js'
 import { Reconciler } from '../src/booking/reconciler.js'
 import { AdmissionTokens, generateSigningJwk, importSigningKeys } from '../src/core/admission-token.js'
 import type { ClaimGate } from '../src/ports/claim-gate.js'
@@ -397,5 +397,51 @@ describe('nearest seats', () => {
     expect(nearestSeats(layout, ['B3'], 6)).toEqual(['B2', 'B4', 'B1', 'B5', 'A3', 'C3'])
     expect(nearestSeats(layout, ['A1', 'C5'], 3)).toEqual(['A2', 'C4', 'A3'])
     expect(nearestSeats(layout, ['Z9'], 3)).toEqual([])
+  })
+
+  it("gives the same seats from each seat's own list (NearestSeats) as from a pass over the layout, for any layout and claim", () => {
+    // A seeded generator: the same cases every run.
+    let seed = 20261207
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31
+      return seed / 2 ** 31
+    }
+    const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)] as T
+    let compared = 0
+    for (let c = 0; c < 60; c++) {
+      // Rows that share a first letter (A, AB), gaps in the numbers, rows longer than 1,000 seats.
+      const rows = Array.from(
+        { length: 1 + Math.floor(random() * 8) },
+        (_, i) => pick(['A', 'B', 'C', 'AB', 'D', 'Z', 'E', 'F']) + (i % 3 === 0 ? '' : String(i)),
+      )
+      const layout: { seat: string; row: string; number: number }[] = []
+      const names = new Set<string>()
+      for (const row of rows) {
+        const length = pick([1, 3, 10, 40, 120, 1500])
+        for (let n = 1; n <= length; n++) {
+          const number = c % 5 === 0 ? n * 7 : n
+          const seat = `${row}-${number}`
+          if (!names.has(seat) && random() < 0.9) {
+            names.add(seat)
+            layout.push({ seat, row, number })
+          }
+        }
+      }
+      if (c % 2 === 0) layout.reverse()
+      const index = new NearestSeats(layout)
+      for (let k = 0; k < 20; k++) {
+        const size = pick([1, 1, 2, 3, 4, 50, 52])
+        const wanted = Array.from({ length: size }, () => (random() < 0.05 ? 'Q-404' : pick(layout).seat))
+        const count = pick([1, 4, 32])
+        expect(index.nearest(wanted, count), `case ${c}.${k}`).toEqual(nearestSeats(layout, wanted, count))
+        compared++
+      }
+    }
+    expect(compared).toBe(1200)
+    // Spot checks on the small layout above.
+    const small = ['A', 'B', 'C'].flatMap((row) => Array.from({ length: 5 }, (_, i) => ({ seat: `${row}${i + 1}`, row, number: i + 1 })))
+    expect(new NearestSeats(small).nearest(['B3'], 6)).toEqual(['B2', 'B4', 'B1', 'B5', 'A3', 'C3'])
+    expect(new NearestSeats(small).nearest(['A1', 'C5'], 3)).toEqual(['A2', 'C4', 'A3'])
+    expect(new NearestSeats(small).nearest(['Z9'], 3)).toEqual([])
   })
 })

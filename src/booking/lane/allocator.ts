@@ -6,11 +6,10 @@
 // allocator takes them over (XAUTOCLAIM) and decides them again, and a claim whose batch had committed
 // is answered from its hold (anteroom_claim_batch), never claimed twice.
 import { randomUUID } from 'node:crypto'
-import { BoundedMap } from '../../core/bounded-map.js'
 import type { ClaimGate, GateClaim } from '../../ports/claim-gate.js'
 import type { LaneAnswer, LaneClaim, LaneConsumer, LaneEntry } from '../../ports/claim-lane.js'
 import type { EventInfo, HoldOutcome, SeatStore } from '../../ports/seat-store.js'
-import { claimUnits, ITEM_UNIT, itemUnit, nearestSeats, SEAT_UNIT, seatUnit } from '../gate.js'
+import { claimUnits, ITEM_UNIT, itemUnit, NearestSeats, SEAT_UNIT, seatUnit } from '../gate.js'
 
 /** Writes a batch of claims in one transaction, one answer per claim in order (PostgresLaneStore). */
 export interface LaneBatches {
@@ -83,7 +82,8 @@ export class Allocator {
   private readonly stock: ClaimGate
   private readonly clock: () => number
   private info: EventInfo | undefined
-  private layout: { seat: string; row: string; number: number }[] = []
+  /** The event's seat layout, for the nearest seats a refusal offers. */
+  private nearest = new NearestSeats([])
   /** Holds the lease and has loaded the stock and taken over what was pending. */
   private leading = false
   private syncedAt = 0
@@ -193,16 +193,9 @@ export class Allocator {
     return 0
   }
 
-  /** The seats to offer in place of these, as units: the same seats are asked for again and again in a rush. */
-  private readonly nearest = new BoundedMap<string, string[]>(10_000)
+  /** The seats to offer in place of these, as units. */
   private candidates(seats: string[]): string[] {
-    const key = seats.join(',')
-    let found = this.nearest.get(key)
-    if (found === undefined) {
-      found = nearestSeats(this.layout, seats).map(seatUnit)
-      this.nearest.set(key, found)
-    }
-    return found
+    return this.nearest.nearest(seats).map(seatUnit)
   }
 
   /** Loads the event and its stock from PostgreSQL (the record) over the memory stock. */
@@ -212,8 +205,7 @@ export class Allocator {
     if (info === undefined) throw new Error(`no such event: ${event}`)
     this.info = info
     if (withLayout) {
-      this.layout = (await store.seatMap(event)).map(({ seat, row, number }) => ({ seat, row, number }))
-      this.nearest.clear()
+      this.nearest = new NearestSeats((await store.seatMap(event)).map(({ seat, row, number }) => ({ seat, row, number })))
     }
     await this.stock.reconcile(event, await store.stockSnapshot(event), 0)
     this.syncedAt = this.clock()
