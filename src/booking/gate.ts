@@ -198,9 +198,20 @@ export class BookingGate {
     private readonly log?: (event: string, fields: Record<string, unknown>) => void,
   ) {}
 
-  /** The gate's candidates for a claim of these seats. */
+  /**
+   * The gate's candidates for a claim of these seats: the same seats are asked for again and again in a
+   * rush, and a claim whose seats were asked for before does not touch the layout (nor its reload).
+   */
+  private readonly nearest = new BoundedMap<string, string[]>(10_000)
+
   private async candidates(event: string, seats: string[]): Promise<string[]> {
-    return (await this.layout(event)).nearest(seats).map(seatUnit)
+    const key = `${event}\n${seats.join(',')}`
+    let found = this.nearest.get(key)
+    if (found === undefined) {
+      found = (await this.layout(event)).nearest(seats).map(seatUnit)
+      this.nearest.set(key, found)
+    }
+    return found
   }
 
   /** Loads the event's seat layout ahead of its first claim (the layout cache otherwise fills on one). */

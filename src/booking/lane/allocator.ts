@@ -6,6 +6,7 @@
 // allocator takes them over (XAUTOCLAIM) and decides them again, and a claim whose batch had committed
 // is answered from its hold (anteroom_claim_batch), never claimed twice.
 import { randomUUID } from 'node:crypto'
+import { BoundedMap } from '../../core/bounded-map.js'
 import type { ClaimGate, GateClaim } from '../../ports/claim-gate.js'
 import type { LaneAnswer, LaneClaim, LaneConsumer, LaneEntry } from '../../ports/claim-lane.js'
 import type { EventInfo, HoldOutcome, SeatStore } from '../../ports/seat-store.js'
@@ -193,9 +194,16 @@ export class Allocator {
     return 0
   }
 
-  /** The seats to offer in place of these, as units. */
+  /** The seats to offer in place of these, as units: the same seats are asked for again and again in a rush. */
+  private readonly asked = new BoundedMap<string, string[]>(10_000)
   private candidates(seats: string[]): string[] {
-    return this.nearest.nearest(seats).map(seatUnit)
+    const key = seats.join(',')
+    let found = this.asked.get(key)
+    if (found === undefined) {
+      found = this.nearest.nearest(seats).map(seatUnit)
+      this.asked.set(key, found)
+    }
+    return found
   }
 
   /** Loads the event and its stock from PostgreSQL (the record) over the memory stock. */
@@ -206,6 +214,7 @@ export class Allocator {
     this.info = info
     if (withLayout) {
       this.nearest = new NearestSeats((await store.seatMap(event)).map(({ seat, row, number }) => ({ seat, row, number })))
+      this.asked.clear()
     }
     await this.stock.reconcile(event, await store.stockSnapshot(event), 0)
     this.syncedAt = this.clock()
