@@ -3,7 +3,7 @@
 // whatever the gate says, PostgreSQL never oversells and a free seat is claimable again after one
 // reconcile; with Redis gone the origin sells on PostgreSQL alone and rebuilds the gate when it is back.
 import { createLocalJWKSet, type JWTVerifyGetKey } from 'jose'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest'
 import { MemoryClaimGate } from '../src/adapters/memory/claim-gate.js'
 import { TestPaymentProvider } from '../src/adapters/payments/test-provider.js'
 import type { Db } from '../src/adapters/postgres/db.js'
@@ -388,6 +388,33 @@ describe('with Redis gone', () => {
     const before = counted.statements
     expect((await hold(app, event, await tokenFor('g4'), ['A2'])).status).toBe(409)
     expect(counted.statements - before).toBe(0)
+  })
+})
+
+describe('the gate at the origin, over time', () => {
+  it('refuses seats asked for before without a statement, also after the layout would be read again (60 s)', async () => {
+    const gate = new MemoryClaimGate()
+    const { event, bookingGate } = await setup(gate)
+    await new Reconciler({ gate, store: new PostgresSeatStore(db), events: async () => [event] }).run()
+    await bookingGate.prepare(event)
+    expect((await bookingGate.claim({ event, hold: crypto.randomUUID(), seats: ['A1'], ttlMs: 600_000 })).kind).toBe('pass')
+    const start = Date.now()
+    const clock = vi.spyOn(Date, 'now')
+    try {
+      for (const later of [0, 61_000, 125_000]) {
+        clock.mockReturnValue(start + later)
+        const before = counted.statements
+        const refused = await bookingGate.claim({ event, hold: crypto.randomUUID(), seats: ['A1'], ttlMs: 600_000 })
+        expect(refused.kind, `${later} ms later`).toBe('gone')
+        expect(counted.statements - before, `${later} ms later`).toBe(0)
+      }
+      // Seats not asked for before are looked up in a layout read again once it is 60 s old.
+      const before = counted.statements
+      expect((await bookingGate.claim({ event, hold: crypto.randomUUID(), seats: ['A1', 'A2'], ttlMs: 600_000 })).kind).toBe('gone')
+      expect(counted.statements - before).toBe(1)
+    } finally {
+      clock.mockRestore()
+    }
   })
 })
 
