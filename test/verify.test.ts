@@ -49,6 +49,20 @@ function said(check: AdmissionCheck): string {
   return `${check.code} ${/token's (\w+) claim/.exec(check.reason)?.[1]}`
 }
 
+/** The verifier's options over a local key set (default: the one key, k1). */
+const optionsWith = (keySet: { keys: JWK[] } = jwks) => ({
+  jwksUrl: 'http://127.0.0.1:1/',
+  issuer: ISSUER,
+  audience: AUDIENCE,
+  keys: createLocalJWKSet(keySet),
+})
+
+/** A valid token for v1, signed with k1, good for a minute. */
+function freshToken(): Promise<string> {
+  const now = Math.floor(Date.now() / 1000)
+  return signed({ alg: 'ES256', kid: 'k1' }, { iss: ISSUER, aud: AUDIENCE, sub: 'v1', jti: 'j1', room: 'sale', iat: now, exp: now + 60 })
+}
+
 beforeAll(async () => {
   const pair = await generateKeyPair('ES256', { extractable: true })
   privateKey = pair.privateKey
@@ -157,19 +171,15 @@ describe('the admission verifier', () => {
   it('refuses a critical header extension, which jose would accept for b64: it understands none', async () => {
     const now = Math.floor(Date.now() / 1000)
     const claims = { iss: ISSUER, aud: AUDIENCE, sub: 'v1', jti: 'j1', room: 'sale', iat: now, exp: now + 600 }
-    const verify = admissionVerifier({ jwksUrl: 'http://127.0.0.1:1/', issuer: ISSUER, audience: AUDIENCE, keys: createLocalJWKSet(jwks) })
+    const verify = admissionVerifier(optionsWith())
     const critical = await signed({ alg: 'ES256', kid: 'k1', crit: ['b64'], b64: true }, claims)
     expect(await oracle(critical)).toBe('ok v1')
     expect(said(await verify(critical))).toBe('ERR_ADMISSION_INVALID')
   })
 
   it("answers in the token's own turn with node:crypto's check, and a turn later with WebCrypto's", async () => {
-    const now = Math.floor(Date.now() / 1000)
-    const token = await signed(
-      { alg: 'ES256', kid: 'k1' },
-      { iss: ISSUER, aud: AUDIENCE, sub: 'v1', jti: 'j1', room: 'sale', iat: now, exp: now + 60 },
-    )
-    const options = { jwksUrl: 'http://127.0.0.1:1/', issuer: ISSUER, audience: AUDIENCE, keys: createLocalJWKSet(jwks) }
+    const token = await freshToken()
+    const options = optionsWith()
     const turned = async (verify: ReturnType<typeof admissionVerifier>) => {
       await verify(token) // the key set's first import may take a turn; the rush's checks come after it
       let next = false
@@ -189,18 +199,14 @@ describe('the admission verifier', () => {
     const two = { keys: [...jwks.keys, { ...(await exportJWK(second.publicKey)), kid: 'k2', alg: 'ES256', use: 'sig' }] }
     const now = Math.floor(Date.now() / 1000)
     const token = await signed({ alg: 'ES256' }, { iss: ISSUER, aud: AUDIENCE, sub: 'v1', jti: 'j1', iat: now, exp: now + 60 })
-    const verify = admissionVerifier({ jwksUrl: 'http://127.0.0.1:1/', issuer: ISSUER, audience: AUDIENCE, keys: createLocalJWKSet(two) })
+    const verify = admissionVerifier(optionsWith(two))
     expect(await oracle(token, two)).toBe('ERR_ADMISSION_INVALID')
     expect(said(await verify(token))).toBe('ERR_ADMISSION_INVALID')
   })
 
   it('counts only a check that answers true, and calls a key set that gives no ES256 CryptoKey a failure of the key set (503)', async () => {
-    const now = Math.floor(Date.now() / 1000)
-    const token = await signed(
-      { alg: 'ES256', kid: 'k1' },
-      { iss: ISSUER, aud: AUDIENCE, sub: 'v1', jti: 'j1', room: 'sale', iat: now, exp: now + 60 },
-    )
-    const options = { jwksUrl: 'http://127.0.0.1:1/', issuer: ISSUER, audience: AUDIENCE, keys: createLocalJWKSet(jwks) }
+    const token = await freshToken()
+    const options = optionsWith()
     for (const answer of ['true', 1, {}, undefined])
       expect(said(await admissionVerifier({ ...options, signatures: () => answer as boolean })(token)), String(answer)).toBe(
         'ERR_ADMISSION_SIGNATURE',
