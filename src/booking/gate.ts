@@ -65,7 +65,7 @@ const before = (d: number, seat: string, other: { seat: string; d: number }) => 
  *
  * The same answer as nearestSeats (test/gate-origin.test.ts compares them): a seat's distance to a
  * claim is its least distance to one of the claim's seats, so the claim's nearest are among its seats'
- * own nearest, as long as each list is long enough to hold the claim's other seats too (LIST_LENGTH).
+ * own nearest, as long as each list is long enough to hold the claim's other seats too (listLength).
  */
 export class NearestSeats {
   /** Each seat's nearest with their distances, best first: as long as any claim can need. */
