@@ -65,7 +65,11 @@ async function drain(a: Allocator, rig: LaneRig, event: string) {
   throw new Error('the allocator did not drain the lane')
 }
 
-/** The lane's claims in stream order: claim ids. */
+/** Waits until `done()` (at most 10 s; the test's assertions then say what did not happen). */
+async function until(done: () => boolean) {
+  for (let i = 0; i < 2000 && !done(); i++) await new Promise((r) => setTimeout(r, 5))
+}
+
 /** The consumer's methods bound to it, to wrap one of them. */
 const bind = (lane: LaneConsumer): LaneConsumer => ({
   ensureGroup: lane.ensureGroup.bind(lane),
@@ -77,6 +81,7 @@ const bind = (lane: LaneConsumer): LaneConsumer => ({
   settle: lane.settle.bind(lane),
 })
 
+/** The lane's claims in stream order: claim ids. */
 async function laneOrder(rig: LaneRig, event: string): Promise<string[]> {
   const entries = (await rig.redis.xrange(laneKeys(event).claims, '-', '+')) as [string, string[]][]
   return entries
@@ -217,6 +222,109 @@ describe('the ordered lane', () => {
       paid: 1,
       ok: true,
     })
+  })
+
+  it("answers what memory refuses while a batch's winners are being written, and decides the next batch meanwhile", async () => {
+    const { event, rig } = await sale({ seats: false, items: [{ id: 'ga', quantity: 4 }], waitMs: 60_000 })
+    // The first write is held at its transaction until the test lets it go.
+    const writes: { holders: string[]; committed: boolean }[] = []
+    let letGo: () => void = () => {}
+    const held = new Promise<void>((r) => {
+      letGo = r
+    })
+    let firstCalled: () => void = () => {}
+    const firstWrite = new Promise<void>((r) => {
+      firstCalled = r
+    })
+    const a = (
+      await rig.allocator(event, {
+        hooks: {
+          beforeCommit: async (claims) => {
+            writes.push({ holders: claims.map((c) => c.holder), committed: false })
+            if (writes.length === 1) {
+              firstCalled()
+              await held
+            }
+          },
+          afterCommit: async () => {
+            const w = writes.at(-1)
+            if (w !== undefined) w.committed = true
+          },
+        },
+      })
+    ).start()
+    const claim = (v: string) => rig.send('POST', `/events/${event}/holds`, v, { items: [{ item: 'ga', quantity: 1 }] })
+    // Three claims, all winners in memory: their write is held.
+    const first = ['p1', 'p2', 'p3'].map(claim)
+    await firstWrite
+    // Four more, in a later batch: one winner (the last ticket), three refused.
+    const second = ['q1', 'q2', 'q3', 'q4'].map((v) => claim(v).then((r) => ({ v, ...r })))
+    const refused: { v: string; status: number }[] = []
+    for (const p of second) void p.then((r) => r.status === 409 && refused.push(r))
+    await until(() => refused.length === 3)
+    // The refusals came while the first write was still held: no refusal waits behind a transaction.
+    expect(refused.map((r) => r.status)).toEqual([409, 409, 409])
+    expect(writes).toEqual([{ holders: ['p1', 'p2', 'p3'], committed: false }])
+    letGo()
+    const firstAnswers = await Promise.all(first)
+    const secondAnswers = await Promise.all(second)
+    expect(firstAnswers.map((r) => r.status)).toEqual([201, 201, 201])
+    // The next batch's winner was written after the first write committed, in its own transaction.
+    const winner = secondAnswers.find((r) => r.status === 201)
+    expect(writes).toEqual([
+      { holders: ['p1', 'p2', 'p3'], committed: true },
+      { holders: [winner?.v], committed: true },
+    ])
+    expect(secondAnswers.filter((r) => r.status === 409).map((r) => r.body.error.code)).toEqual([
+      'ERR_ITEMS_SHORT',
+      'ERR_ITEMS_SHORT',
+      'ERR_ITEMS_SHORT',
+    ])
+    expect(a.stats).toMatchObject({ claims: 7, refused: 3, written: 4, overruled: 0, failures: 0 })
+    expect(await rig.seats.itemMap(event)).toEqual([{ item: 'ga', name: 'ga', total: 4, free: 0, held: 4, sold: 0 }])
+  })
+
+  it('a write that fails leaves its batch, and the batch decided behind it, to be decided again in order', async () => {
+    const { event, rig } = await sale({ seats: false, items: [{ id: 'ga', quantity: 4 }], waitMs: 60_000 })
+    let calls = 0
+    let letFail: () => void = () => {}
+    const failing = new Promise<void>((r) => {
+      letFail = r
+    })
+    let firstCalled: () => void = () => {}
+    const firstWrite = new Promise<void>((r) => {
+      firstCalled = r
+    })
+    const a = (
+      await rig.allocator(event, {
+        hooks: {
+          beforeCommit: async () => {
+            if (++calls > 1) return
+            firstCalled()
+            await failing
+            throw new Error('the database went away')
+          },
+        },
+      })
+    ).start()
+    const claim = (v: string) => rig.send('POST', `/events/${event}/holds`, v, { items: [{ item: 'ga', quantity: 1 }] })
+    const first = ['f1', 'f2', 'f3'].map(claim)
+    await firstWrite
+    const second = ['g1', 'g2', 'g3'].map(claim)
+    // The second batch is decided (its two refusals answered) while the first write is in flight.
+    const refusals: number[] = []
+    for (const p of second) void p.then((r) => r.status === 409 && refusals.push(409))
+    await until(() => refusals.length === 2)
+    expect(refusals).toEqual([409, 409])
+    expect(calls).toBe(1)
+    letFail()
+    // The first batch's claims and the second's winner are decided again, in the lane's order: all four win.
+    const answers = await Promise.all([...first, ...second])
+    expect(answers.map((r) => r.status).sort()).toEqual([201, 201, 201, 201, 409, 409])
+    expect(answers.slice(0, 3).map((r) => r.status)).toEqual([201, 201, 201])
+    expect(a.stats.failures).toBe(1)
+    expect(await rig.seats.itemMap(event)).toEqual([{ item: 'ga', name: 'ga', total: 4, free: 0, held: 4, sold: 0 }])
+    expect((await rig.send('GET', `/events/${event}/invariant`, 'f1')).body).toMatchObject({ ok: true })
   })
 
   it('a batch written again (replayed after a crash) claims nothing twice: its holds are answered again', async () => {

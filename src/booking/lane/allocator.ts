@@ -1,8 +1,10 @@
 // The allocator of one event's ordered lane (issue #32, docs/architecture.md "The ordered lane"): it
 // holds the event's lease, reads the lane in order, decides each claim against the stock it holds in
-// memory (a MemoryClaimGate loaded from PostgreSQL), writes the batch's winners in one transaction
-// with the single claim's conditional writes (PostgresLaneStore), then answers and acknowledges the
-// batch in one step. A crash anywhere loses nothing: unacknowledged entries stay pending, the next
+// memory (a MemoryClaimGate loaded from PostgreSQL), answers and acknowledges at once the claims memory
+// refuses, and writes the batch's winners in one transaction with the single claim's conditional writes
+// (PostgresLaneStore), answering them after the commit. While winners are being written it reads and
+// decides the next batches; their winners are written after, together (one transaction at a time, so
+// winners reach PostgreSQL in the lane's order). A crash anywhere loses nothing: unacknowledged entries stay pending, the next
 // allocator takes them over (XAUTOCLAIM) and decides them again, and a claim whose batch had committed
 // is answered from its hold (anteroom_claim_batch), never claimed twice.
 import { randomUUID } from 'node:crypto'
@@ -93,6 +95,14 @@ export class Allocator {
   private stopped = false
   /** The last batch's settle, in flight. */
   private settling: Promise<void> | undefined
+  /** Winners decided in memory and waiting for the write in flight, in the lane's order. */
+  private queued: Winner[] = []
+  /** The writes in flight, one transaction at a time, until the queue is empty (never rejects: see `failure`). */
+  private writing: Promise<void> | undefined
+  /** Why the last write or its answers failed: the next step starts over from PostgreSQL. */
+  private failure: { err: unknown } | undefined
+  /** A write found memory and the database at odds: memory is reloaded before the next batch. */
+  private stale = false
   private loop: Promise<void> | undefined
 
   constructor(private readonly o: AllocatorOptions) {
@@ -124,6 +134,7 @@ export class Allocator {
   async stop(): Promise<void> {
     this.stopped = true
     await this.loop
+    await this.writing
     await this.settling?.catch(() => {})
     await this.o.lane.unlease(this.o.event, this.consumer).catch(() => {})
   }
@@ -135,6 +146,13 @@ export class Allocator {
   async step(): Promise<number> {
     const { event, lane } = this.o
     const leaseMs = this.o.leaseMs ?? 3000
+    // A write (or its answers) failed: its batch is still pending, and so is every batch decided behind
+    // it; the lease is taken again, memory reloaded and the pending entries decided again, in order.
+    this.throwFailure()
+    if (this.stale) {
+      this.stale = false
+      await this.resync(false)
+    }
     // The last batch's answers may still be on their way (see decide): a plain read goes out behind them
     // on the same connection; anything else waits for them first.
     const settling = this.settling
@@ -209,6 +227,8 @@ export class Allocator {
   /** Loads the event and its stock from PostgreSQL (the record) over the memory stock. */
   private async resync(withLayout: boolean): Promise<void> {
     const { event, store } = this.o
+    // A snapshot taken with winners in flight would not have them, and memory would forget them.
+    await this.writing
     const info = await store.event(event)
     if (info === undefined) throw new Error(`no such event: ${event}`)
     this.info = info
@@ -221,12 +241,17 @@ export class Allocator {
     this.stats.resyncs++
   }
 
-  /** Decides a batch in the lane's order, writes its winners in one transaction, answers and acknowledges it. */
+  /**
+   * Decides a batch in the lane's order. What memory refuses (and the notes) is answered and acknowledged
+   * at once; the winners are queued for writing (writeQueued) and answered once their transaction commits.
+   */
   private async decide(entries: LaneEntry[]): Promise<void> {
     const { event, lane } = this.o
     const info = this.info as EventInfo
     const answers = new Map<string, LaneAnswer>()
-    const toWrite: { claim: LaneClaim; passed: boolean }[] = []
+    const toWrite: Winner[] = []
+    const now: string[] = []
+    this.stats.batches++
     for (const entry of entries) {
       if (entry.kind === 'release') await this.stock.release(event, entry.hold)
       else if (entry.kind === 'sold') await this.stock.sold(event, entry.hold, entry.units)
@@ -241,52 +266,86 @@ export class Allocator {
           candidates: claim.seats.length > 0 ? this.candidates(claim.seats) : [],
           nearest: Math.max(claim.seats.length, 4),
         })
-        if (seen.kind === 'gone') {
-          this.stats.refused++
-          answers.set(claim.id, { claim: claim.id, holder: claim.holder, outcome: goneOutcome(seen, claim) })
-        } else toWrite.push({ claim, passed: seen.kind === 'pass' })
+        if (seen.kind !== 'gone') {
+          toWrite.push({ entry: entry.id, claim, passed: seen.kind === 'pass' })
+          continue
+        }
+        this.stats.refused++
+        answers.set(claim.id, { claim: claim.id, holder: claim.holder, outcome: goneOutcome(seen, claim) })
       }
+      now.push(entry.id)
     }
-    const claims = toWrite.map((w) => w.claim)
-    let outcomes: HoldOutcome[]
-    try {
-      await this.o.hooks?.beforeCommit?.(claims)
-      outcomes = await this.o.batches.writeBatch(info, claims)
-    } catch (err) {
-      // Nothing is acknowledged: the batch stays pending and is decided again from a fresh stock.
-      this.leading = false
-      throw err
-    }
-    await this.o.hooks?.afterCommit?.(claims)
-    this.stats.batches++
-    this.stats.written += claims.length
-    let wrong = false
-    for (const [i, { claim, passed }] of toWrite.entries()) {
-      const outcome = outcomes[i] as HoldOutcome
-      if (outcome.kind !== 'held' && passed) await this.stock.release(event, claim.id)
-      if (passed && (outcome.kind === 'taken' || outcome.kind === 'short')) {
-        this.stats.overruled++
-        wrong = true
-      }
-      if (outcome.kind === 'held' && !passed) wrong = true
-      answers.set(claim.id, { claim: claim.id, holder: claim.holder, outcome })
-    }
-    const ordered = entries.flatMap((e) => (e.kind === 'claim' ? [answers.get(e.claim.id) as LaneAnswer] : []))
     // Not awaited here: the next step's read goes out right behind it (one round trip less per batch).
-    this.settling = lane.settle(
-      event,
-      entries.map((e) => e.id),
-      ordered,
-      this.o.answerTtlMs ?? 600_000,
-    )
-    // Memory and the database disagreed (a claim memory did not know, or one it had wrong): reload.
-    if (wrong) {
-      const settling = this.settling
-      this.settling = undefined
-      await settling
-      await this.resync(false)
+    if (now.length > 0) this.settling = lane.settle(event, now, [...answers.values()], this.o.answerTtlMs ?? 600_000)
+    // A write failed: this batch was decided on memory that counted that write's winners. Its own
+    // winners stay pending, and are decided again with them once memory is reloaded.
+    this.throwFailure()
+    if (toWrite.length === 0) return
+    // The winners wait for the write in flight (PostgreSQL gets them in the lane's order, and those
+    // decided meanwhile in one transaction); the next batch is read meanwhile.
+    this.queued.push(...toWrite)
+    this.writing ??= this.writeQueued(info)
+    // Memory runs ahead of PostgreSQL by a few batches at most.
+    if (this.queued.length >= 4 * (this.o.batchSize ?? 256)) await this.writing
+  }
+
+  /** Writes the queued winners, a batch at a time, until none are left or a write fails. */
+  private async writeQueued(info: EventInfo): Promise<void> {
+    try {
+      while (this.queued.length > 0 && this.failure === undefined) await this.write(info, this.queued.splice(0, this.o.batchSize ?? 256))
+    } finally {
+      // After a failure the rest stay pending in the lane: they are decided again.
+      this.queued = []
+      this.writing = undefined
     }
   }
+
+  /** Throws (once) why the last write failed; run() then starts over. */
+  private throwFailure(): void {
+    const failure = this.failure
+    this.failure = undefined
+    if (failure !== undefined) throw failure.err
+  }
+
+  /** Writes a batch's winners in one transaction, answers them and acknowledges their entries. */
+  private async write(info: EventInfo, toWrite: Winner[]): Promise<void> {
+    const { event, lane } = this.o
+    const claims = toWrite.map((w) => w.claim)
+    try {
+      await this.o.hooks?.beforeCommit?.(claims)
+      const outcomes = await this.o.batches.writeBatch(info, claims)
+      await this.o.hooks?.afterCommit?.(claims)
+      this.stats.written += claims.length
+      const answers: LaneAnswer[] = []
+      for (const [i, { claim, passed }] of toWrite.entries()) {
+        const outcome = outcomes[i] as HoldOutcome
+        if (outcome.kind !== 'held' && passed) await this.stock.release(event, claim.id)
+        // Memory and the database disagreed (a claim memory did not know, or one it had wrong).
+        if (passed && (outcome.kind === 'taken' || outcome.kind === 'short')) {
+          this.stats.overruled++
+          this.stale = true
+        }
+        if (outcome.kind === 'held' && !passed) this.stale = true
+        answers.push({ claim: claim.id, holder: claim.holder, outcome })
+      }
+      await lane.settle(
+        event,
+        toWrite.map((w) => w.entry),
+        answers,
+        this.o.answerTtlMs ?? 600_000,
+      )
+    } catch (err) {
+      // Nothing of this batch is acknowledged: it stays pending and is decided again from a fresh stock.
+      this.failure = { err }
+    }
+  }
+}
+
+/** A claim memory let through (`passed`: it knew all its units), to be written. */
+interface Winner {
+  entry: string
+  claim: LaneClaim
+  passed: boolean
 }
 
 /** Stream ids in order. */
