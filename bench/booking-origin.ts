@@ -67,15 +67,28 @@ const PROCESSES = Number(process.env.BENCH_ORIGIN_PROCESSES ?? availableParallel
 const LANE = process.env.BENCH_LANE === '1'
 const ALLOCATOR_HOST = LANE && Number(process.env[WORKER_ENV]) === PROCESSES
 if (!isWorker()) {
+  type Message = { up?: boolean; ask?: string; arg?: string; askId?: number; id?: number; reply?: unknown }
   let asked = 0
   const open = new Map<number, { from: number; askId: number; left: number; replies: unknown[] }>()
-  cluster.on('message', (from, msg: { ask?: string; arg?: string; askId?: number; id?: number; reply?: unknown }) => {
-    if (msg.ask !== undefined) {
-      // A question for every worker, answered to the one that asked once all have.
-      const id = ++asked
-      const workers = Object.values(cluster.workers ?? {}).filter((w) => w !== undefined)
-      open.set(id, { from: from.id, askId: msg.askId ?? 0, left: workers.length, replies: [] })
-      for (const w of workers) w.send({ question: msg.ask, arg: msg.arg, id })
+  // A worker hears questions once it says it is up (a message sent before would be lost, and the
+  // question never answered): until every worker is, questions wait here.
+  const up = new Set<number>()
+  const held: [from: number, msg: Message][] = []
+  const ask = (from: number, msg: Message) => {
+    // A question for every worker, answered to the one that asked once all have.
+    const id = ++asked
+    const workers = Object.values(cluster.workers ?? {}).filter((w) => w !== undefined)
+    open.set(id, { from, askId: msg.askId ?? 0, left: workers.length, replies: [] })
+    for (const w of workers) w.send({ question: msg.ask, arg: msg.arg, id })
+  }
+  cluster.on('exit', (w) => up.delete(w.id))
+  cluster.on('message', (from, msg: Message) => {
+    if (msg.up === true) {
+      up.add(from.id)
+      if (up.size === PROCESSES + (LANE ? 1 : 0)) for (const [f, m] of held.splice(0)) ask(f, m)
+    } else if (msg.ask !== undefined) {
+      if (up.size === PROCESSES + (LANE ? 1 : 0)) ask(from.id, msg)
+      else held.push([from.id, msg])
     } else if (msg.id !== undefined) {
       const o = open.get(msg.id)
       if (o === undefined) return
@@ -150,6 +163,7 @@ process.on('message', (msg: { question?: string; arg?: string; id?: number; answ
   if (msg.question !== undefined) void answer(msg.question, msg.arg ?? '').then((reply) => process.send?.({ id: msg.id, reply }))
   else if (msg.answered !== undefined) waiting.get(msg.answered)?.(msg.replies ?? [])
 })
+process.send?.({ up: true })
 /** Every worker's answer (through the primary). */
 function askAll(question: string, arg = ''): Promise<unknown[]> {
   const id = ++asking
