@@ -185,9 +185,11 @@ export class RedisClaimLane implements ClaimLane, LaneConsumer {
   }
 }
 
-/** Whether stream id a comes after b. */
+/** Whether stream id a ("ms-seq") comes after b; without splitting: it runs for every entry settled. */
 function newer(a: string, b: string): boolean {
-  const [am = 0, as = 0] = a.split('-').map(Number)
-  const [bm = 0, bs = 0] = b.split('-').map(Number)
-  return am > bm || (am === bm && as > bs)
+  const ad = a.indexOf('-')
+  const bd = b.indexOf('-')
+  const am = Number(a.slice(0, ad))
+  const bm = Number(b.slice(0, bd))
+  return am > bm || (am === bm && Number(a.slice(ad + 1)) > Number(b.slice(bd + 1)))
 }
