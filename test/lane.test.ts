@@ -240,7 +240,7 @@ describe('the ordered lane', () => {
       await rig.allocator(event, {
         hooks: {
           beforeCommit: async (claims) => {
-            writes.push({ holders: claims.map((c) => c.holder), committed: false })
+            writes.push({ holders: claims.map((c) => c.holder).sort(), committed: false })
             if (writes.length === 1) {
               firstCalled()
               await held
@@ -282,6 +282,23 @@ describe('the ordered lane', () => {
     ])
     expect(a.stats).toMatchObject({ claims: 7, refused: 3, written: 4, overruled: 0, failures: 0 })
     expect(await rig.seats.itemMap(event)).toEqual([{ item: 'ga', name: 'ga', total: 4, free: 0, held: 4, sold: 0 }])
+  })
+
+  it("answers a batch's winners once written, not when the allocator's next blocking read returns", async () => {
+    const { event, rig } = await sale({ seats: false, items: [{ id: 'ga', quantity: 2 }], waitMs: 60_000 })
+    // Its reads block for a minute when the lane is empty; the winners' answers go out on the same connection.
+    const a = (await rig.allocator(event, { blockMs: 60_000 })).start()
+    let answered: number | undefined
+    void rig.send('POST', `/events/${event}/holds`, 'b1', { items: [{ item: 'ga', quantity: 1 }] }).then((r) => {
+      answered = r.status
+    })
+    await until(() => answered !== undefined)
+    expect(answered).toBe(201)
+    expect(a.stats).toMatchObject({ claims: 1, written: 1 })
+    // The allocator's read now blocks: an entry wakes it, so that it stops.
+    const stopping = a.stop()
+    await rig.lane.submit(event, { id: crypto.randomUUID(), holder: 'b2', seats: [], items: [{ item: 'ga', quantity: 1 }] }, 60_000)
+    await stopping
   })
 
   it('a write that fails leaves its batch, and the batch decided behind it, to be decided again in order', async () => {

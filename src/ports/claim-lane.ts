@@ -46,7 +46,7 @@ export interface LaneConsumer {
   takeOver(event: string, consumer: string, minIdleMs: number, count: number): Promise<LaneEntry[]>
   /** Entries pending on this consumer (read before it stopped), in order. */
   own(event: string, consumer: string, count: number): Promise<LaneEntry[]>
-  /** New entries, waiting at most blockMs for the first. */
+  /** New entries, waiting at most blockMs for the first (0: not at all, what is there now). */
   read(event: string, consumer: string, count: number, blockMs: number): Promise<LaneEntry[]>
   /** Keeps the answers (ttlMs), publishes them and acknowledges the entries, in one step. */
   settle(event: string, entries: string[], answers: LaneAnswer[], ttlMs: number): Promise<void>

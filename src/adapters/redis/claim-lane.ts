@@ -159,18 +159,13 @@ export class RedisClaimLane implements ClaimLane, LaneConsumer {
   }
 
   async read(event: string, consumer: string, count: number, blockMs: number): Promise<LaneEntry[]> {
-    const reply = (await this.redis.xreadgroup(
-      'GROUP',
-      LANE_GROUP,
-      consumer,
-      'COUNT',
-      count,
-      'BLOCK',
-      blockMs,
-      'STREAMS',
-      laneKeys(event).claims,
-      '>',
-    )) as [string, RawEntry[]][] | null
+    const k = laneKeys(event).claims
+    // BLOCK 0 would wait for ever: without BLOCK, the read answers at once.
+    const reply = (
+      blockMs > 0
+        ? await this.redis.xreadgroup('GROUP', LANE_GROUP, consumer, 'COUNT', count, 'BLOCK', blockMs, 'STREAMS', k, '>')
+        : await this.redis.xreadgroup('GROUP', LANE_GROUP, consumer, 'COUNT', count, 'STREAMS', k, '>')
+    ) as [string, RawEntry[]][] | null
     return entriesOf(reply?.[0]?.[1])
   }
 

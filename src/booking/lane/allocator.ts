@@ -185,7 +185,9 @@ export class Allocator {
         return pending.length
       }
     }
-    const reading = lane.read(event, this.consumer, count, this.o.blockMs ?? 200)
+    // With winners being written the read does not wait: their answers go out on this connection, and
+    // a blocking read would hold them up until it returned.
+    const reading = lane.read(event, this.consumer, count, this.writing === undefined ? (this.o.blockMs ?? 200) : 0)
     if (plainRead && settling !== undefined) {
       // A failed settle leaves its batch pending on this consumer: the next step decides it again,
       // with whatever this read took, from its own pending entries in order.
@@ -198,6 +200,14 @@ export class Allocator {
       // A note the lane lost (a release appended while Redis was away) is repaired here, under load too.
       if (this.clock() - this.syncedAt >= (this.o.resyncMs ?? 5000)) await this.resync(false)
       return entries.length
+    }
+    // Nothing new while winners are being written: look again in a moment (Redis times a blocking read
+    // out on its own clock, ~100 ms coarse), or as soon as they are written.
+    if (this.writing !== undefined) {
+      let timer: ReturnType<typeof setTimeout> | undefined
+      await Promise.race([this.writing, new Promise((r) => (timer = setTimeout(r, WRITING_POLL_MS)))])
+      clearTimeout(timer)
+      return 0
     }
     // A quiet moment: entries another consumer read and never acknowledged (a second allocator that
     // lost the lease, or one that stopped just before its lease was taken) are taken over now.
@@ -284,15 +294,15 @@ export class Allocator {
     // The winners wait for the write in flight (PostgreSQL gets them in the lane's order, and those
     // decided meanwhile in one transaction); the next batch is read meanwhile.
     this.queued.push(...toWrite)
-    this.writing ??= this.writeQueued(info)
+    this.writing ??= this.writeQueued()
     // Memory runs ahead of PostgreSQL by a few batches at most.
     if (this.queued.length >= 4 * (this.o.batchSize ?? 256)) await this.writing
   }
 
   /** Writes the queued winners, a batch at a time, until none are left or a write fails. */
-  private async writeQueued(info: EventInfo): Promise<void> {
+  private async writeQueued(): Promise<void> {
     try {
-      while (this.queued.length > 0 && this.failure === undefined) await this.write(info, this.queued.splice(0, this.o.batchSize ?? 256))
+      while (this.queued.length > 0) if (!(await this.write(this.queued.splice(0, this.o.batchSize ?? 256)))) break
     } finally {
       // After a failure the rest stay pending in the lane: they are decided again.
       this.queued = []
@@ -307,13 +317,16 @@ export class Allocator {
     if (failure !== undefined) throw failure.err
   }
 
-  /** Writes a batch's winners in one transaction, answers them and acknowledges their entries. */
-  private async write(info: EventInfo, toWrite: Winner[]): Promise<void> {
+  /**
+   * Writes a batch's winners in one transaction, answers them and acknowledges their entries; false if
+   * that failed (the failure is kept for the loop to throw).
+   */
+  private async write(toWrite: Winner[]): Promise<boolean> {
     const { event, lane } = this.o
     const claims = toWrite.map((w) => w.claim)
     try {
       await this.o.hooks?.beforeCommit?.(claims)
-      const outcomes = await this.o.batches.writeBatch(info, claims)
+      const outcomes = await this.o.batches.writeBatch(this.info as EventInfo, claims)
       await this.o.hooks?.afterCommit?.(claims)
       this.stats.written += claims.length
       const answers: LaneAnswer[] = []
@@ -334,12 +347,17 @@ export class Allocator {
         answers,
         this.o.answerTtlMs ?? 600_000,
       )
+      return true
     } catch (err) {
       // Nothing of this batch is acknowledged: it stays pending and is decided again from a fresh stock.
       this.failure = { err }
+      return false
     }
   }
 }
+
+/** How often the lane is looked at while winners are being written (its reads do not block then), ms. */
+const WRITING_POLL_MS = 2
 
 /** A claim memory let through (`passed`: it knew all its units), to be written. */
 interface Winner {
