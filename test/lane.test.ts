@@ -65,6 +65,15 @@ async function drain(a: Allocator, rig: LaneRig, event: string) {
   throw new Error('the allocator did not drain the lane')
 }
 
+/** A promise the test resolves when it chooses. */
+function signal(): { given: Promise<void>; give: () => void } {
+  let give: () => void = () => {}
+  const given = new Promise<void>((r) => {
+    give = r
+  })
+  return { given, give }
+}
+
 /** Waits until `done()` (at most 10 s; the test's assertions then say what did not happen). */
 async function until(done: () => boolean) {
   for (let i = 0; i < 2000 && !done(); i++) await new Promise((r) => setTimeout(r, 5))
@@ -228,22 +237,16 @@ describe('the ordered lane', () => {
     const { event, rig } = await sale({ seats: false, items: [{ id: 'ga', quantity: 4 }], waitMs: 60_000 })
     // The first write is held at its transaction until the test lets it go.
     const writes: { holders: string[]; committed: boolean }[] = []
-    let letGo: () => void = () => {}
-    const held = new Promise<void>((r) => {
-      letGo = r
-    })
-    let firstCalled: () => void = () => {}
-    const firstWrite = new Promise<void>((r) => {
-      firstCalled = r
-    })
+    const held = signal()
+    const firstWrite = signal()
     const a = (
       await rig.allocator(event, {
         hooks: {
           beforeCommit: async (claims) => {
             writes.push({ holders: claims.map((c) => c.holder).sort(), committed: false })
             if (writes.length === 1) {
-              firstCalled()
-              await held
+              firstWrite.give()
+              await held.given
             }
           },
           afterCommit: async () => {
@@ -256,7 +259,7 @@ describe('the ordered lane', () => {
     const claim = (v: string) => rig.send('POST', `/events/${event}/holds`, v, { items: [{ item: 'ga', quantity: 1 }] })
     // Three claims, all winners in memory: their write is held.
     const first = ['p1', 'p2', 'p3'].map(claim)
-    await firstWrite
+    await firstWrite.given
     // Four more, in a later batch: one winner (the last ticket), three refused.
     const second = ['q1', 'q2', 'q3', 'q4'].map((v) => claim(v).then((r) => ({ v, ...r })))
     const refused: { v: string; status: number }[] = []
@@ -265,7 +268,7 @@ describe('the ordered lane', () => {
     // The refusals came while the first write was still held: no refusal waits behind a transaction.
     expect(refused.map((r) => r.status)).toEqual([409, 409, 409])
     expect(writes).toEqual([{ holders: ['p1', 'p2', 'p3'], committed: false }])
-    letGo()
+    held.give()
     const firstAnswers = await Promise.all(first)
     const secondAnswers = await Promise.all(second)
     expect(firstAnswers.map((r) => r.status)).toEqual([201, 201, 201])
@@ -304,21 +307,15 @@ describe('the ordered lane', () => {
   it('a write that fails leaves its batch, and the batch decided behind it, to be decided again in order', async () => {
     const { event, rig } = await sale({ seats: false, items: [{ id: 'ga', quantity: 4 }], waitMs: 60_000 })
     let calls = 0
-    let letFail: () => void = () => {}
-    const failing = new Promise<void>((r) => {
-      letFail = r
-    })
-    let firstCalled: () => void = () => {}
-    const firstWrite = new Promise<void>((r) => {
-      firstCalled = r
-    })
+    const failing = signal()
+    const firstWrite = signal()
     const a = (
       await rig.allocator(event, {
         hooks: {
           beforeCommit: async () => {
             if (++calls > 1) return
-            firstCalled()
-            await failing
+            firstWrite.give()
+            await failing.given
             throw new Error('the database went away')
           },
         },
@@ -326,7 +323,7 @@ describe('the ordered lane', () => {
     ).start()
     const claim = (v: string) => rig.send('POST', `/events/${event}/holds`, v, { items: [{ item: 'ga', quantity: 1 }] })
     const first = ['f1', 'f2', 'f3'].map(claim)
-    await firstWrite
+    await firstWrite.given
     const second = ['g1', 'g2', 'g3'].map(claim)
     // The second batch is decided (its two refusals answered) while the first write is in flight.
     const refusals: number[] = []
@@ -334,7 +331,7 @@ describe('the ordered lane', () => {
     await until(() => refusals.length === 2)
     expect(refusals).toEqual([409, 409])
     expect(calls).toBe(1)
-    letFail()
+    failing.give()
     // The first batch's claims and the second's winner are decided again, in the lane's order: all four win.
     const answers = await Promise.all([...first, ...second])
     expect(answers.map((r) => r.status).sort()).toEqual([201, 201, 201, 201, 409, 409])

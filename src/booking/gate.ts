@@ -41,21 +41,33 @@ export function nearestSeats(layout: readonly SeatPlace[], wanted: readonly stri
   const asked = new Set(wanted)
   const anchors = layout.filter((s) => asked.has(s.seat))
   if (anchors.length === 0) return []
-  const best: { seat: string; d: number }[] = []
+  const best: Ranked[] = []
   for (const s of layout) {
     if (asked.has(s.seat)) continue
     let d = Number.POSITIVE_INFINITY
-    for (const a of anchors) d = Math.min(d, Math.abs(s.row.charCodeAt(0) - a.row.charCodeAt(0)) * 1000 + Math.abs(s.number - a.number))
-    if (best.length === count && !before(d, s.seat, best[count - 1] as { seat: string; d: number })) continue
-    let i = best.length
-    while (i > 0 && before(d, s.seat, best[i - 1] as { seat: string; d: number })) i--
-    best.splice(i, 0, { seat: s.seat, d })
-    if (best.length > count) best.pop()
+    for (const a of anchors) d = Math.min(d, distance(s, a))
+    keepBest(best, count, s.seat, d)
   }
   return best.map((b) => b.seat)
 }
 
-const before = (d: number, seat: string, other: { seat: string; d: number }) => d < other.d || (d === other.d && seat < other.seat)
+/** A seat and its distance to a claim. */
+type Ranked = { seat: string; d: number }
+
+/** How far seat s is from seat a: a row apart counts as a thousand seats along one. */
+const distance = (s: SeatPlace, a: SeatPlace) => Math.abs(s.row.charCodeAt(0) - a.row.charCodeAt(0)) * 1000 + Math.abs(s.number - a.number)
+
+/** Whether a seat at distance d comes before `other`: nearer, then by name. */
+const before = (d: number, seat: string, other: Ranked) => d < other.d || (d === other.d && seat < other.seat)
+
+/** Puts the seat into `best` (best first, at most `length` long) if it is among the best. */
+function keepBest(best: Ranked[], length: number, seat: string, d: number): void {
+  if (best.length === length && !before(d, seat, best[length - 1] as Ranked)) return
+  let i = best.length
+  while (i > 0 && before(d, seat, best[i - 1] as Ranked)) i--
+  best.splice(i, 0, { seat, d })
+  if (best.length > length) best.pop()
+}
 
 /**
  * nearestSeats for one layout, fast: each seat's own nearest are worked out once, when a claim first
@@ -69,7 +81,7 @@ const before = (d: number, seat: string, other: { seat: string; d: number }) => 
  */
 export class NearestSeats {
   /** Each seat's nearest with their distances, best first: as long as any claim can need. */
-  private readonly lists = new Map<string, { seat: string; d: number }[]>()
+  private readonly lists = new Map<string, Ranked[]>()
   /** The layout by row (its first letter's code) and number: a seat's nearest are around it. */
   private readonly ordered: SeatPlace[]
   private readonly at = new Map<string, number>()
@@ -88,12 +100,12 @@ export class NearestSeats {
   nearest(wanted: readonly string[], count = CANDIDATES): string[] {
     if (count + wanted.length - 1 > this.listLength) return nearestSeats(this.ordered, wanted, count)
     const asked = new Set(wanted)
-    const lists: { seat: string; d: number }[][] = []
+    const lists: Ranked[][] = []
     for (const w of asked) if (this.at.has(w)) lists.push(this.listOf(w))
     if (lists.length === 1) {
       // One seat (or the same seat twice): its own list, less nothing.
       const out: string[] = []
-      for (const e of lists[0] as { seat: string; d: number }[]) {
+      for (const e of lists[0] as Ranked[]) {
         if (out.length === count) break
         out.push(e.seat)
       }
@@ -105,9 +117,9 @@ export class NearestSeats {
     while (out.length < count) {
       // The best head of the lists: the least distance, then the name (as nearestSeats orders them).
       let best = -1
-      let head: { seat: string; d: number } | undefined
+      let head: Ranked | undefined
       for (let i = 0; i < lists.length; i++) {
-        const h = (lists[i] as { seat: string; d: number }[])[heads[i] as number]
+        const h = (lists[i] as Ranked[])[heads[i] as number]
         if (h !== undefined && (head === undefined || before(h.d, h.seat, head))) {
           best = i
           head = h
@@ -123,7 +135,7 @@ export class NearestSeats {
   }
 
   /** A seat's nearest, worked out on its first claim: the layout read outward from it, so that far seats are passed over at once. */
-  private listOf(seat: string): { seat: string; d: number }[] {
+  private listOf(seat: string): Ranked[] {
     let list = this.lists.get(seat)
     if (list !== undefined) return list
     list = []
@@ -132,20 +144,12 @@ export class NearestSeats {
     const a = ordered[i] as SeatPlace
     const row = a.row.charCodeAt(0)
     const length = this.listLength
-    const consider = (s: SeatPlace) => {
-      const best = list as { seat: string; d: number }[]
-      const d = Math.abs(s.row.charCodeAt(0) - row) * 1000 + Math.abs(s.number - a.number)
-      if (best.length === length && !before(d, s.seat, best[length - 1] as { seat: string; d: number })) return
-      let k = best.length
-      while (k > 0 && before(d, s.seat, best[k - 1] as { seat: string; d: number })) k--
-      best.splice(k, 0, { seat: s.seat, d })
-      if (best.length > length) best.pop()
-    }
+    const consider = (s: SeatPlace) => keepBest(list as Ranked[], length, s.seat, distance(s, a))
     // Rows only get further away in either direction: once a full list's worst is nearer than a seat's
     // row alone, nothing further that way can join it.
     const beyond = (s: SeatPlace) => {
-      const best = list as { seat: string; d: number }[]
-      return best.length === length && Math.abs(s.row.charCodeAt(0) - row) * 1000 > (best[length - 1] as { d: number }).d
+      const best = list as Ranked[]
+      return best.length === length && Math.abs(s.row.charCodeAt(0) - row) * 1000 > (best[length - 1] as Ranked).d
     }
     let down = i - 1
     let up = i + 1

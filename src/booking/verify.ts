@@ -7,7 +7,7 @@
 // Only the signature check is pluggable (SignatureCheck): WebCrypto's by default, any runtime; Node's
 // origins pass node:crypto's, which answers in the same turn of the event loop. WebCrypto's answer
 // comes a turn later, and in a rush a turn is every other request's read: a winner's claim waited
-// 50-100 ms for its own check (bench measurement 7).
+// 22-115 ms for its own check (traced in bench measurement 7).
 //
 //   app.use('*', requireAdmission({ jwksUrl: 'https://edge.example/.well-known/jwks.json',
 //                                   issuer: 'anteroom', audience: 'origin' }))
