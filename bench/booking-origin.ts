@@ -66,6 +66,8 @@ function countedDb(db: Db, count: Map<string, number>): Db {
 const PROCESSES = Number(process.env.BENCH_ORIGIN_PROCESSES ?? availableParallelism())
 const LANE = process.env.BENCH_LANE === '1'
 const ALLOCATOR_HOST = LANE && Number(process.env[WORKER_ENV]) === PROCESSES
+/** The primary's workers: the HTTP ones and, with the lane, the allocators'. */
+const WORKERS = PROCESSES + (LANE ? 1 : 0)
 if (!isWorker()) {
   type Message = { up?: boolean; ask?: string; arg?: string; askId?: number; id?: number; reply?: unknown }
   let asked = 0
@@ -85,9 +87,9 @@ if (!isWorker()) {
   cluster.on('message', (from, msg: Message) => {
     if (msg.up === true) {
       up.add(from.id)
-      if (up.size === PROCESSES + (LANE ? 1 : 0)) for (const [f, m] of held.splice(0)) ask(f, m)
+      if (up.size === WORKERS) for (const [f, m] of held.splice(0)) ask(f, m)
     } else if (msg.ask !== undefined) {
-      if (up.size === PROCESSES + (LANE ? 1 : 0)) ask(from.id, msg)
+      if (up.size === WORKERS) ask(from.id, msg)
       else held.push([from.id, msg])
     } else if (msg.id !== undefined) {
       const o = open.get(msg.id)
@@ -101,7 +103,7 @@ if (!isWorker()) {
   })
   process.exit(
     await runPrimary({
-      processes: PROCESSES + (LANE ? 1 : 0),
+      processes: WORKERS,
       log: (event, fields) => process.stderr.write(`${event} ${JSON.stringify(fields)}\n`),
     }),
   )

@@ -85,6 +85,7 @@ export class NearestSeats {
   /** The layout by row (its first letter's code) and number: a seat's nearest are around it. */
   private readonly ordered: SeatPlace[]
   private readonly at = new Map<string, number>()
+  private readonly units = new BoundedMap<string, string[]>(10_000)
 
   constructor(
     layout: readonly SeatPlace[],
@@ -94,6 +95,17 @@ export class NearestSeats {
       (a, b) => a.row.charCodeAt(0) - b.row.charCodeAt(0) || a.number - b.number || (a.seat < b.seat ? -1 : a.seat > b.seat ? 1 : 0),
     )
     for (const [i, s] of this.ordered.entries()) this.at.set(s.seat, i)
+  }
+
+  /** A claim's candidates as gate units (CANDIDATES of them), remembered: a rush asks for the same seats again and again. */
+  candidateUnits(seats: readonly string[]): string[] {
+    const key = seats.join(',')
+    let found = this.units.get(key)
+    if (found === undefined) {
+      found = this.nearest(seats).map(seatUnit)
+      this.units.set(key, found)
+    }
+    return found
   }
 
   /** The `count` seats nearest to `wanted` (not counting them), best first. */
@@ -203,17 +215,17 @@ export class BookingGate {
   ) {}
 
   /**
-   * The gate's candidates for a claim of these seats: the same seats are asked for again and again in a
-   * rush, and a claim whose seats were asked for before does not touch the layout (nor its reload).
+   * The gate's candidates for a claim of these seats, remembered here as well as in the layout: a claim
+   * whose seats were asked for before does not touch the layout, nor its 60-s reload (a statement).
    */
-  private readonly nearest = new BoundedMap<string, string[]>(10_000)
+  private readonly asked = new BoundedMap<string, string[]>(10_000)
 
   private async candidates(event: string, seats: string[]): Promise<string[]> {
     const key = `${event}\n${seats.join(',')}`
-    let found = this.nearest.get(key)
+    let found = this.asked.get(key)
     if (found === undefined) {
-      found = (await this.layout(event)).nearest(seats).map(seatUnit)
-      this.nearest.set(key, found)
+      found = (await this.layout(event)).candidateUnits(seats)
+      this.asked.set(key, found)
     }
     return found
   }

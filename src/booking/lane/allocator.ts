@@ -4,15 +4,14 @@
 // refuses, and writes the batch's winners in one transaction with the single claim's conditional writes
 // (PostgresLaneStore), answering them after the commit. While winners are being written it reads and
 // decides the next batches; their winners are written after, together (one transaction at a time, so
-// winners reach PostgreSQL in the lane's order). A crash anywhere loses nothing: unacknowledged entries stay pending, the next
-// allocator takes them over (XAUTOCLAIM) and decides them again, and a claim whose batch had committed
-// is answered from its hold (anteroom_claim_batch), never claimed twice.
+// winners reach PostgreSQL in the lane's order). A crash anywhere loses nothing: unacknowledged entries
+// stay pending, the next allocator takes them over (XAUTOCLAIM) and decides them again, and a claim
+// whose batch had committed is answered from its hold (anteroom_claim_batch), never claimed twice.
 import { randomUUID } from 'node:crypto'
-import { BoundedMap } from '../../core/bounded-map.js'
 import type { ClaimGate, GateClaim } from '../../ports/claim-gate.js'
 import type { LaneAnswer, LaneClaim, LaneConsumer, LaneEntry } from '../../ports/claim-lane.js'
 import type { EventInfo, HoldOutcome, SeatStore } from '../../ports/seat-store.js'
-import { claimUnits, ITEM_UNIT, itemUnit, NearestSeats, SEAT_UNIT, seatUnit } from '../gate.js'
+import { claimUnits, ITEM_UNIT, itemUnit, NearestSeats, SEAT_UNIT } from '../gate.js'
 
 /** Writes a batch of claims in one transaction, one answer per claim in order (PostgresLaneStore). */
 export interface LaneBatches {
@@ -222,18 +221,6 @@ export class Allocator {
     return 0
   }
 
-  /** The seats to offer in place of these, as units: the same seats are asked for again and again in a rush. */
-  private readonly asked = new BoundedMap<string, string[]>(10_000)
-  private candidates(seats: string[]): string[] {
-    const key = seats.join(',')
-    let found = this.asked.get(key)
-    if (found === undefined) {
-      found = this.nearest.nearest(seats).map(seatUnit)
-      this.asked.set(key, found)
-    }
-    return found
-  }
-
   /** Loads the event and its stock from PostgreSQL (the record) over the memory stock. */
   private async resync(withLayout: boolean): Promise<void> {
     const { event, store } = this.o
@@ -244,7 +231,6 @@ export class Allocator {
     this.info = info
     if (withLayout) {
       this.nearest = new NearestSeats((await store.seatMap(event)).map(({ seat, row, number }) => ({ seat, row, number })))
-      this.asked.clear()
     }
     await this.stock.reconcile(event, await store.stockSnapshot(event), 0)
     this.syncedAt = this.clock()
@@ -258,7 +244,7 @@ export class Allocator {
   private async decide(entries: LaneEntry[]): Promise<void> {
     const { event, lane } = this.o
     const info = this.info as EventInfo
-    const answers = new Map<string, LaneAnswer>()
+    const refusals: LaneAnswer[] = []
     const toWrite: Winner[] = []
     const now: string[] = []
     this.stats.batches++
@@ -273,7 +259,7 @@ export class Allocator {
           hold: claim.id,
           units: claimUnits(claim.seats, claim.items),
           ttlMs: info.holdSeconds * 1000,
-          candidates: claim.seats.length > 0 ? this.candidates(claim.seats) : [],
+          candidates: claim.seats.length > 0 ? this.nearest.candidateUnits(claim.seats) : [],
           nearest: Math.max(claim.seats.length, 4),
         })
         if (seen.kind !== 'gone') {
@@ -281,12 +267,12 @@ export class Allocator {
           continue
         }
         this.stats.refused++
-        answers.set(claim.id, { claim: claim.id, holder: claim.holder, outcome: goneOutcome(seen, claim) })
+        refusals.push({ claim: claim.id, holder: claim.holder, outcome: goneOutcome(seen, claim) })
       }
       now.push(entry.id)
     }
     // Not awaited here: the next step's read goes out right behind it (one round trip less per batch).
-    if (now.length > 0) this.settling = lane.settle(event, now, [...answers.values()], this.o.answerTtlMs ?? 600_000)
+    if (now.length > 0) this.settling = lane.settle(event, now, refusals, this.o.answerTtlMs ?? 600_000)
     // A write failed: this batch was decided on memory that counted that write's winners. Its own
     // winners stay pending, and are decided again with them once memory is reloaded.
     this.throwFailure()
