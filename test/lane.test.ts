@@ -95,8 +95,8 @@ async function laneOrder(rig: LaneRig, event: string): Promise<string[]> {
   const entries = (await rig.redis.xrange(laneKeys(event).claims, '-', '+')) as [string, string[]][]
   return entries
     .map(([, f]) => JSON.parse(f[1] as string))
-    .filter((j) => j.k === 'claim')
-    .map((j) => j.c.id)
+    .filter((j) => j.k === 'claims')
+    .flatMap((j) => j.c.map((c: { id: string }) => c.id))
 }
 
 describe('the ordered lane', () => {
@@ -156,7 +156,7 @@ describe('the ordered lane', () => {
       ...bind(own.lane),
       read: async (...args) => {
         const entries = await own.lane.read(...args)
-        for (const e of entries) if (e.kind === 'claim') read.push(e.claim.holder)
+        for (const e of entries) if (e.kind === 'claims') read.push(...e.claims.map((c) => c.holder))
         return entries
       },
     }
@@ -300,7 +300,7 @@ describe('the ordered lane', () => {
     expect(a.stats).toMatchObject({ claims: 1, written: 1 })
     // The allocator's read now blocks: an entry wakes it, so that it stops.
     const stopping = a.stop()
-    await rig.lane.submit(event, { id: crypto.randomUUID(), holder: 'b2', seats: [], items: [{ item: 'ga', quantity: 1 }] }, 60_000)
+    await rig.lane.submit(event, { id: crypto.randomUUID(), holder: 'b2', seats: [], items: [{ item: 'ga', quantity: 1 }] })
     await stopping
   })
 
@@ -341,6 +341,48 @@ describe('the ordered lane', () => {
     expect((await rig.send('GET', `/events/${event}/invariant`, 'f1')).body).toMatchObject({ ok: true })
   })
 
+  it("a claim answered while its entry's winner was being written is not decided again when that write fails", async () => {
+    const clock = new ManualClock(Date.now())
+    const { event, rig } = await sale({ waitMs: 60_000 })
+    let writes = 0
+    const failing = signal()
+    const secondWrite = signal()
+    const a = (
+      await rig.allocator(event, {
+        clock: () => clock.now(),
+        hooks: {
+          beforeCommit: async () => {
+            if (++writes !== 2) return
+            secondWrite.give()
+            await failing.given
+            throw new Error('the database went away')
+          },
+        },
+      })
+    ).start()
+    const hold = (holder: string, seat: string, id = crypto.randomUUID()) =>
+      rig.bookingLane.hold({ event, holder, seats: [seat], items: [], id })
+    const early = await hold('h0', 'A1')
+    expect(early.kind).toBe('held')
+    // Two claims in one turn: one lane entry. w takes A2; r, for A1, is refused at once.
+    const rId = crypto.randomUUID()
+    const [w, r] = [hold('w', 'A2'), hold('r', 'A1', rId)]
+    expect(await r).toMatchObject({ kind: 'taken', taken: ['A1'] })
+    await secondWrite.given
+    // Before w's write fails, h0's hold runs out (in PostgreSQL and on the allocator's clock): reloaded
+    // from the database, A1 is free, and r would win it if it were decided again.
+    const h0 = (early as { hold: { id: string } }).hold.id
+    await db.query("UPDATE seats SET hold_expires_at = now() - interval '1 second' WHERE event_id = $1 AND seat = 'A1'", [event])
+    await db.query("UPDATE holds SET expires_at = now() - interval '1 second' WHERE id = $1", [h0])
+    clock.advance(601_000)
+    failing.give()
+    expect(await w).toMatchObject({ kind: 'held' })
+    // r keeps the answer it was given, and holds nothing.
+    expect(await rig.lane.answer(event, rId)).toMatchObject({ outcome: { kind: 'taken' } })
+    expect(await rig.seats.getHold(rId)).toBeUndefined()
+    expect(a.stats).toMatchObject({ claims: 4, refused: 1, failures: 1 })
+  })
+
   it('a batch written again (replayed after a crash) claims nothing twice: its holds are answered again', async () => {
     const { event, rig } = await sale({ items: [{ id: 'ga', quantity: 3 }] })
     const info = (await rig.seats.event(event))!
@@ -365,17 +407,21 @@ describe('the ordered lane', () => {
       const heard: LaneAnswer[] = []
       const unlisten = await lane.listen((_event, answer) => heard.push(answer))
       const claim = { id: crypto.randomUUID(), holder: 'k1', seats: ['A1'], items: [] }
-      await lane.submit('cl-event', claim, 60_000)
+      await lane.submit('cl-event', claim)
+      expect(await lane.answer('cl-event', claim.id)).toBeUndefined()
+      expect(await lane.markPending('cl-event', claim, 60_000)).toBeUndefined()
       expect(await lane.answer('cl-event', claim.id)).toEqual({ claim: claim.id, holder: 'k1', status: 'pending' })
       await lane.ensureGroup('cl-event')
       expect(await lane.lease('cl-event', 'me', 1000)).toBe(true)
       expect(await lane.lease('cl-event', 'other', 1000)).toBe(false)
       const own = await lane.dedicated()
       const read = await own.lane.read('cl-event', 'me', 10, 100)
-      expect(read).toEqual([{ id: read[0]?.id, kind: 'claim', claim }])
+      expect(read).toEqual([{ id: read[0]?.id, kind: 'claims', claims: [claim] }])
       const decided: LaneAnswer = { claim: claim.id, holder: 'k1', outcome: { kind: 'taken', taken: ['A1'], nearest: [] } }
       await own.lane.settle('cl-event', [read[0]?.id as string], [decided], 60_000)
       expect(await lane.answer('cl-event', claim.id)).toEqual(decided)
+      // Answered: it is not kept as pending any more, and that answer is returned.
+      expect(await lane.markPending('cl-event', claim, 60_000)).toEqual(decided)
       for (let i = 0; i < 1000 && heard.length === 0; i++) await new Promise((r) => setTimeout(r, 10))
       expect(heard).toEqual([decided])
       // Settled entries are trimmed from the lane.

@@ -103,7 +103,7 @@ describe('TurnBatches that send at the end of the turn (the lane)', () => {
       const lane = new RedisClaimLane(client, luaScripts())
       // More than a first batch's worth: sent as they filled, the first 16 would go out now.
       const submitted = Array.from({ length: FIRST_BATCH + 4 }, (_, i) =>
-        lane.submit('long-turn', { id: `c${i}`, holder: `v${i}`, seats: ['A1'], items: [] }, 60_000).then(
+        lane.submit('long-turn', { id: `c${i}`, holder: `v${i}`, seats: ['A1'], items: [] }).then(
           () => 'appended',
           (err: unknown) => `failed: ${err instanceof Error ? err.message : String(err)}`,
         ),

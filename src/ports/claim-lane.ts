@@ -17,15 +17,27 @@ export interface LaneClaim {
 /** What the lane carries besides claims: a hold's units came back, or were sold. */
 export type LaneNote = { kind: 'release'; hold: string } | { kind: 'sold'; hold: string; units: GateUnit[] }
 
-/** One entry of the lane, with its stream id (the lane's order). */
-export type LaneEntry = { id: string } & ({ kind: 'claim'; claim: LaneClaim } | LaneNote)
+/**
+ * One entry of the lane, with its stream id (the lane's order). The claims an origin appends together
+ * (a turn of its event loop) are one entry, in the order they came: one append, one read and one
+ * acknowledgement for them all.
+ */
+export type LaneEntry = { id: string } & ({ kind: 'claims'; claims: LaneClaim[] } | LaneNote)
 
-/** A claim's answer as the lane keeps it: pending until the allocator decided it. */
+/**
+ * A claim's answer as the lane keeps it: the allocator's, or pending (kept for a claim whose request
+ * stopped waiting, and told the visitor where to poll).
+ */
 export type LaneAnswer = { claim: string; holder: string; status: 'pending' } | { claim: string; holder: string; outcome: HoldOutcome }
 
 export interface ClaimLane {
-  /** Appends a claim; its answer is pending (kept ttlMs) until the allocator writes it. Returns the entry id. */
-  submit(event: string, claim: LaneClaim, ttlMs: number): Promise<string>
+  /** Appends a claim (with others sent at the same moment: one entry). Returns the entry's id. */
+  submit(event: string, claim: LaneClaim): Promise<string>
+  /**
+   * The claim's answer if the allocator gave one; else keeps it as pending (ttlMs), for the polls of a
+   * request that stops waiting, and returns undefined.
+   */
+  markPending(event: string, claim: { id: string; holder: string }, ttlMs: number): Promise<LaneAnswer | undefined>
   /** Appends a release or a sale, so that the allocator's stock learns it in the lane's order. */
   note(event: string, note: LaneNote): Promise<void>
   /** The claim's answer, or undefined if the lane knows no such claim (never made, or forgotten). */
@@ -42,7 +54,11 @@ export interface LaneConsumer {
   lease(event: string, token: string, ms: number): Promise<boolean>
   /** Lets the lease go if `token` holds it. */
   unlease(event: string, token: string): Promise<void>
-  /** Entries pending on other consumers for at least minIdleMs, taken over by this one, in the lane's order. */
+  /**
+   * Entries pending on other consumers for at least minIdleMs, taken over by this one, in the lane's
+   * order. Here and in own(), a claim that already has the allocator's answer is left out of its entry
+   * (its entry was left pending for another claim of it, a winner whose write did not finish).
+   */
   takeOver(event: string, consumer: string, minIdleMs: number, count: number): Promise<LaneEntry[]>
   /** Entries pending on this consumer (read before it stopped), in order. */
   own(event: string, consumer: string, count: number): Promise<LaneEntry[]>

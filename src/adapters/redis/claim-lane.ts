@@ -1,5 +1,6 @@
 // ClaimLane on Redis Streams: one stream per event under the hash tag {lane:<event>} (keys.ts laneKeys),
-// one consumer group, answers kept per claim and published on the event's channel (lua/lane-*.lua).
+// one consumer group; the claims an origin appends in one turn are one entry. Answers are kept per
+// claim and published on the event's channel (lua/lane-*.lua).
 
 import type { Redis } from 'ioredis'
 import type { GateUnit } from '../../ports/claim-gate.js'
@@ -18,8 +19,10 @@ type RawEntry = [id: string, fields: string[]]
 function entryOf([id, fields]: RawEntry): LaneEntry | undefined {
   const at = fields.indexOf('j')
   if (at < 0 || at + 1 >= fields.length) return undefined
-  const j = JSON.parse(fields[at + 1] as string) as { k: string; c?: LaneClaim; h?: string; u?: GateUnit[] }
-  if (j.k === 'claim' && j.c !== undefined) return { id, kind: 'claim', claim: j.c }
+  const j = JSON.parse(fields[at + 1] as string) as { k: string; c?: LaneClaim | LaneClaim[]; h?: string; u?: GateUnit[] }
+  if (j.k === 'claims' && Array.isArray(j.c)) return { id, kind: 'claims', claims: j.c }
+  // One claim an entry: what the lane's previous version appended.
+  if (j.k === 'claim' && j.c !== undefined && !Array.isArray(j.c)) return { id, kind: 'claims', claims: [j.c] }
   if (typeof j.h !== 'string') return undefined
   if (j.k === 'release') return { id, kind: 'release', hold: j.h }
   if (j.k === 'sold') return { id, kind: 'sold', hold: j.h, units: j.u ?? [] }
@@ -32,16 +35,9 @@ const entriesOf = (raw: RawEntry[] | null | undefined): LaneEntry[] => (raw ?? [
 /** The event named by an answers channel (`anteroom:{lane:<event>}:done`). */
 const eventOfChannel = (channel: string) => /^anteroom:\{lane:(.*)\}:done$/.exec(channel)?.[1]
 
-/** A claim to append to its event's lane, with how long its answer is kept. */
-interface Submission {
-  event: string
-  claim: LaneClaim
-  ttlMs: number
-}
-
 export class RedisClaimLane implements ClaimLane, LaneConsumer {
   /** Sent at the end of a turn (turn-batches.ts): a submission that timed out would be a 503. */
-  private readonly submissions = new TurnBatches<Submission, string>((batch) => this.send(batch), false)
+  private readonly submissions = new TurnBatches<{ event: string; claim: LaneClaim }, string>((batch) => this.send(batch), false)
 
   constructor(
     private readonly redis: RedisClient,
@@ -49,23 +45,27 @@ export class RedisClaimLane implements ClaimLane, LaneConsumer {
   ) {}
 
   /**
-   * Claims that arrive together (same event and answer lifetime) wait for the end of the current turn of
-   * the event loop and go to Redis as one EVALSHA, in the order they came: a rush is a few commands.
+   * Claims that arrive together (for the same event) wait for the end of the current turn of the event
+   * loop and go into the lane as one entry, in the order they came: a rush is a few entries.
    */
-  submit(event: string, claim: LaneClaim, ttlMs: number): Promise<string> {
-    return this.submissions.add(`${event}|${ttlMs}`, { event, claim, ttlMs })
+  submit(event: string, claim: LaneClaim): Promise<string> {
+    return this.submissions.add(event, { event, claim })
   }
 
-  /** One EVALSHA for claims of the same event and answer lifetime, in the order they came: their entry ids. */
-  private async send(batch: Submission[]): Promise<string[]> {
-    const { event, ttlMs } = batch[0] as Submission
-    const k = laneKeys(event)
-    const args: (string | number)[] = [ttlMs]
-    for (const { claim } of batch) {
-      const pending: LaneAnswer = { claim: claim.id, holder: claim.holder, status: 'pending' }
-      args.push(claim.id, JSON.stringify(pending), JSON.stringify({ k: 'claim', c: claim }))
-    }
-    return (await storeCall(() => runScript(this.redis, this.scripts.laneSubmit, [k.claims, k.answers], args))) as string[]
+  /** One entry (XADD) for claims of the same event, in the order they came: its id, for each. */
+  private async send(batch: { event: string; claim: LaneClaim }[]): Promise<string[]> {
+    const { event } = batch[0] as { event: string }
+    const entry = JSON.stringify({ k: 'claims', c: batch.map((s) => s.claim) })
+    const id = (await storeCall(() => this.redis.xadd(laneKeys(event).claims, '*', 'j', entry))) as string
+    return batch.map(() => id)
+  }
+
+  async markPending(event: string, claim: { id: string; holder: string }, ttlMs: number): Promise<LaneAnswer | undefined> {
+    const pending: LaneAnswer = { claim: claim.id, holder: claim.holder, status: 'pending' }
+    const keys = [`${laneKeys(event).answers}${claim.id}`]
+    const args = [JSON.stringify(pending), ttlMs]
+    const json = (await storeCall(() => runScript(this.redis, this.scripts.lanePending, keys, args))) as string | null
+    return json === null ? undefined : (JSON.parse(json) as LaneAnswer)
   }
 
   /**
@@ -148,14 +148,28 @@ export class RedisClaimLane implements ClaimLane, LaneConsumer {
       for (const e of entries) if (e !== null) out.push(e)
       start = next
     } while (start !== '0-0' && out.length < count)
-    return entriesOf(out)
+    return this.unanswered(event, entriesOf(out))
   }
 
   async own(event: string, consumer: string, count: number): Promise<LaneEntry[]> {
     const reply = (await this.redis.xreadgroup('GROUP', LANE_GROUP, consumer, 'COUNT', count, 'STREAMS', laneKeys(event).claims, '0')) as
       | [string, RawEntry[]][]
       | null
-    return entriesOf(reply?.[0]?.[1])
+    return this.unanswered(event, entriesOf(reply?.[0]?.[1]))
+  }
+
+  /**
+   * The entries without the claims the allocator already answered: an entry stays pending until its
+   * last winner is written, and its refusals (answered at once) must not be decided a second time.
+   */
+  private async unanswered(event: string, entries: LaneEntry[]): Promise<LaneEntry[]> {
+    const ids = entries.flatMap((e) => (e.kind === 'claims' ? e.claims.map((c) => c.id) : []))
+    if (ids.length === 0) return entries
+    const prefix = laneKeys(event).answers
+    const answers = await this.redis.mget(ids.map((id) => `${prefix}${id}`))
+    const answered = new Set(ids.filter((_, i) => answers[i] != null && 'outcome' in (JSON.parse(answers[i] as string) as LaneAnswer)))
+    if (answered.size === 0) return entries
+    return entries.map((e) => (e.kind === 'claims' ? { ...e, claims: e.claims.filter((c) => !answered.has(c.id)) } : e))
   }
 
   async read(event: string, consumer: string, count: number, blockMs: number): Promise<LaneEntry[]> {

@@ -252,27 +252,35 @@ export class Allocator {
       if (entry.kind === 'release') await this.stock.release(event, entry.hold)
       else if (entry.kind === 'sold') await this.stock.sold(event, entry.hold, entry.units)
       else {
-        const claim = entry.claim
-        this.stats.claims++
-        const seen = await this.stock.claim({
-          event,
-          hold: claim.id,
-          units: claimUnits(claim.seats, claim.items),
-          ttlMs: info.holdSeconds * 1000,
-          candidates: claim.seats.length > 0 ? this.nearest.candidateUnits(claim.seats) : [],
-          nearest: Math.max(claim.seats.length, 4),
-        })
-        if (seen.kind !== 'gone') {
-          toWrite.push({ entry: entry.id, claim, passed: seen.kind === 'pass' })
+        let last: Winner | undefined
+        for (const claim of entry.claims) {
+          this.stats.claims++
+          const seen = await this.stock.claim({
+            event,
+            hold: claim.id,
+            units: claimUnits(claim.seats, claim.items),
+            ttlMs: info.holdSeconds * 1000,
+            candidates: claim.seats.length > 0 ? this.nearest.candidateUnits(claim.seats) : [],
+            nearest: Math.max(claim.seats.length, 4),
+          })
+          if (seen.kind !== 'gone') {
+            last = { claim, passed: seen.kind === 'pass' }
+            toWrite.push(last)
+            continue
+          }
+          this.stats.refused++
+          refusals.push({ claim: claim.id, holder: claim.holder, outcome: goneOutcome(seen, claim) })
+        }
+        // An entry with winners is acknowledged with its last winner's answer, after their write.
+        if (last !== undefined) {
+          last.entry = entry.id
           continue
         }
-        this.stats.refused++
-        refusals.push({ claim: claim.id, holder: claim.holder, outcome: goneOutcome(seen, claim) })
       }
       now.push(entry.id)
     }
     // Not awaited here: the next step's read goes out right behind it (one round trip less per batch).
-    if (now.length > 0) this.settling = lane.settle(event, now, refusals, this.o.answerTtlMs ?? 600_000)
+    if (now.length > 0 || refusals.length > 0) this.settling = lane.settle(event, now, refusals, this.o.answerTtlMs ?? 600_000)
     // A write failed: this batch was decided on memory that counted that write's winners. Its own
     // winners stay pending, and are decided again with them once memory is reloaded.
     this.throwFailure()
@@ -329,7 +337,7 @@ export class Allocator {
       }
       await lane.settle(
         event,
-        toWrite.map((w) => w.entry),
+        toWrite.flatMap((w) => w.entry ?? []),
         answers,
         this.o.answerTtlMs ?? 600_000,
       )
@@ -345,11 +353,14 @@ export class Allocator {
 /** How often the lane is looked at while winners are being written (its reads do not block then), ms. */
 const WRITING_POLL_MS = 2
 
-/** A claim memory let through (`passed`: it knew all its units), to be written. */
+/**
+ * A claim memory let through (`passed`: it knew all its units), to be written. The last winner of a
+ * lane entry carries the entry's id: the entry is acknowledged with that winner's answer.
+ */
 interface Winner {
-  entry: string
   claim: LaneClaim
   passed: boolean
+  entry?: string
 }
 
 /** Stream ids in order. */

@@ -1,7 +1,7 @@
 // The booking origin's side of the ordered lane (./allocator.ts): a claim for a lane event is appended
-// to the event's lane and its answer awaited (published by the allocator; one subscription per
-// process), at most waitMs; then the claim is pending, and the client polls it at
-// GET /events/:event/claims/:id. Releases and sales are appended too, so that the allocator's stock
+// to the event's lane (with the others of the same turn: one entry) and its answer awaited (published
+// by the allocator; one subscription per process), at most waitMs; then the claim is kept as pending,
+// and the client polls it at GET /events/:event/claims/:id. Releases and sales are appended too, so that the allocator's stock
 // learns them in the lane's order.
 import { randomUUID } from 'node:crypto'
 import { AnteroomError } from '../../core/errors.js'
@@ -67,15 +67,19 @@ export class BookingLane {
     this.waiting.set(claim.id, resolve)
     let timer: ReturnType<typeof setTimeout> | undefined
     try {
-      await this.o.lane.submit(input.event, claim, this.o.answerTtlMs ?? 600_000).catch((cause: unknown) => {
+      await this.o.lane.submit(input.event, claim).catch((cause: unknown) => {
         throw new AnteroomError('ERR_LANE_UNAVAILABLE', 'The claim lane is unavailable; nothing was claimed', { cause })
       })
       const late = new Promise<undefined>((r) => {
         timer = setTimeout(() => r(undefined), this.o.waitMs ?? 2000)
       })
-      // An answer published while this process was not listening is still kept: read once at the end.
-      const answer = (await Promise.race([answered, late])) ?? (await this.o.lane.answer(input.event, claim.id).catch(() => undefined))
-      return answer !== undefined && 'outcome' in answer ? answer.outcome : { kind: 'pending', claim: claim.id }
+      const heard = await Promise.race([answered, late])
+      if (heard !== undefined && 'outcome' in heard) return heard.outcome
+      // Waited long enough: the claim is kept as pending for its polls, unless it was answered while
+      // this process was not listening (the answer is kept: then it is the answer). It is in the lane
+      // either way, so a lane unreachable here is a 202 too: the allocator's answer is kept for the polls.
+      const kept = await this.o.lane.markPending(input.event, claim, this.o.answerTtlMs ?? 600_000).catch(() => undefined)
+      return kept !== undefined && 'outcome' in kept ? kept.outcome : { kind: 'pending', claim: claim.id }
     } finally {
       clearTimeout(timer)
       this.waiting.delete(claim.id)
