@@ -32,6 +32,7 @@ export async function startEdge(
   name: string,
   rooms: object[],
   env: Record<string, string> = {},
+  nodeArgs: string[] = [],
 ): Promise<Child> {
   const port = await freePort()
   return startChild({
@@ -52,6 +53,7 @@ export async function startEdge(
     },
     readyPath: '/_anteroom/health',
     profileDir: b.profileDir,
+    nodeArgs,
   })
 }
 

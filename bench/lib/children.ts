@@ -25,6 +25,8 @@ export interface ChildOptions {
   readyPath: string
   /** Run under `node --cpu-prof`, writing the profile into <profileDir>/<slug of name> on exit. */
   profileDir?: string
+  /** More flags for node (its workers, forked by node:cluster, run with them too). */
+  nodeArgs?: string[]
 }
 
 /** Starts `node --import tsx <script>` bound to 127.0.0.1:<port> and waits until it answers HTTP. */
@@ -34,7 +36,7 @@ export async function startChild(o: ChildOptions): Promise<Child> {
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('ANTEROOM_') && !k.startsWith('BENCH_')) env[k] = v
   Object.assign(env, o.env)
   const slug = o.name.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '')
-  const nodeArgs = o.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.profileDir}/${slug}`] : []
+  const nodeArgs = [...(o.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.profileDir}/${slug}`] : []), ...(o.nodeArgs ?? [])]
   const proc: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', o.script], {
     cwd: ROOT,
     env,

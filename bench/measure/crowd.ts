@@ -6,7 +6,7 @@
 // one moment (bench/wrk.lua's burst mode, a distinct token and body each), latency from each request's
 // write to its answer. Two paths: directly to the origin (Anteroom-Admission header), and through a
 // Node edge (src/entry/node.ts in its own process, in front of the same origin) with admission cookies
-// the edge gave 2,000 visitors by their polls; both with RUSH_NODE_OPTIONS (a larger young generation).
+// the edge gave 2,000 visitors by their polls; both with RUSH_NODE_ARGS (a larger young generation).
 // wrk is a C program; each round says how busy it was against the server under test, and a round
 // where wrk was the busier is flagged, as the poll rows do.
 //
@@ -46,17 +46,17 @@ const ORIGIN_PROCESSES = Number(process.env.BENCH_ORIGIN_PROCESSES ?? availableP
 const ISSUER = 'anteroom'
 const AUDIENCE = 'origin'
 /**
- * The origin's and the edge's Node flags here: a young generation of 64 MB a semi-space. With Node's
- * default, the garbage of 2,000 requests in flight outgrew it and was copied into the old generation,
- * whose collections then paused the burst: 16, 32 and 64 MB all cut the doomed claims' p99 in turns
- * taken with the default (README, Speed). Each scavenge copies every request still in flight, and a
- * rush keeps all 2,000 in flight, so fewer scavenges cost less: against 32 MB, 64 MB cut the doomed
- * burst's p99 from 212-231 to 145 ms and the holds' from 263-306 to 233-235 (medians of 4 rounds, two
- * sittings; 96 and 128 MB fell between). A setting for an origin that takes rushes, not a change of
- * the code measured.
+ * The origin's and the edge's Node flags here: a young generation of 128 MB a semi-space from the
+ * start (V8 otherwise starts it at 1 MB and grows it only as scavenges find much surviving). Each
+ * scavenge copies every request still in flight, and a rush keeps all 2,000 in flight: a scavenge in
+ * a burst cost 10-27 ms a process (--trace-gc) with `--max-semi-space-size=64` alone (before: 16, 32
+ * and 64 MB cut the doomed claims' p99 against Node's default). With 128 MB from the start a worker
+ * scavenged twice in three rounds: the seats' p99 106-148 ms against 112-227 (medians of 3 rounds,
+ * four pairs alternating), packages 91-94 against 128-136; 256 MB fell between. `--min-semi-space-size`
+ * is refused in NODE_OPTIONS, so these are node's own flags (README, Speed). A setting for an origin
+ * that takes rushes, not a change of the code measured.
  */
-export const RUSH_NODE_OPTIONS = '--max-semi-space-size=64'
-const nodeOptions = () => ({ NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${RUSH_NODE_OPTIONS}`.trim() })
+export const RUSH_NODE_ARGS = ['--min-semi-space-size=128', '--max-semi-space-size=128']
 
 /** The seed text's figure for 2,000 for 40, held to on this machine (issue #32). */
 const P99_TARGET_MS = 180
@@ -144,9 +144,9 @@ export async function measureCrowd(
           BENCH_JWKS: JSON.stringify(tokens.jwks()),
           BENCH_ISSUER: ISSUER,
           BENCH_AUDIENCE: AUDIENCE,
-          ...nodeOptions(),
           ...first.originEnv,
         },
+        nodeArgs: RUSH_NODE_ARGS,
       })
       started.push(child)
       origins.set(kind, { child, gated: first.gate })
@@ -166,8 +166,8 @@ export async function measureCrowd(
           ANTEROOM_ISSUER: ISSUER,
           ANTEROOM_AUDIENCE: AUDIENCE,
           ANTEROOM_PROCESSES: String(ORIGIN_PROCESSES),
-          ...nodeOptions(),
         },
+        RUSH_NODE_ARGS,
       )
       started.push(edge)
       log(`2,000 for 40: admitting ${CROWD} visitors through the edge in front of ${kind}`)
