@@ -377,8 +377,11 @@ describe('the ordered lane', () => {
     clock.advance(601_000)
     failing.give()
     expect(await w).toMatchObject({ kind: 'held' })
-    // r keeps the answer it was given, and holds nothing.
-    expect(await rig.lane.answer(event, rId)).toMatchObject({ outcome: { kind: 'taken' } })
+    // r keeps the answer it was given (kept with its entry's answers), and holds nothing.
+    const kept = await Promise.all((await rig.redis.keys(`${laneKeys(event).answers}*`)).map((key) => rig.redis.hget(key, rId)))
+    expect(kept.flatMap((a) => (a === null ? [] : [JSON.parse(a)]))).toEqual([
+      { claim: rId, holder: 'r', outcome: expect.objectContaining({ kind: 'taken' }) },
+    ])
     expect(await rig.seats.getHold(rId)).toBeUndefined()
     expect(a.stats).toMatchObject({ claims: 4, refused: 1, failures: 1 })
   })
@@ -407,9 +410,9 @@ describe('the ordered lane', () => {
       const heard: LaneAnswer[] = []
       const unlisten = await lane.listen((_event, answer) => heard.push(answer))
       const claim = { id: crypto.randomUUID(), holder: 'k1', seats: ['A1'], items: [] }
-      await lane.submit('cl-event', claim)
+      const entry = await lane.submit('cl-event', claim)
       expect(await lane.answer('cl-event', claim.id)).toBeUndefined()
-      expect(await lane.markPending('cl-event', claim, 60_000)).toBeUndefined()
+      expect(await lane.markPending('cl-event', claim, entry, 60_000)).toBeUndefined()
       expect(await lane.answer('cl-event', claim.id)).toEqual({ claim: claim.id, holder: 'k1', status: 'pending' })
       await lane.ensureGroup('cl-event')
       expect(await lane.lease('cl-event', 'me', 1000)).toBe(true)
@@ -418,10 +421,11 @@ describe('the ordered lane', () => {
       const read = await own.lane.read('cl-event', 'me', 10, 100)
       expect(read).toEqual([{ id: read[0]?.id, kind: 'claims', claims: [claim] }])
       const decided: LaneAnswer = { claim: claim.id, holder: 'k1', outcome: { kind: 'taken', taken: ['A1'], nearest: [] } }
-      await own.lane.settle('cl-event', [read[0]?.id as string], [decided], 60_000)
+      expect(read[0]?.id).toBe(entry)
+      await own.lane.settle('cl-event', [entry], [{ entry, answer: decided }], 60_000)
       expect(await lane.answer('cl-event', claim.id)).toEqual(decided)
       // Answered: it is not kept as pending any more, and that answer is returned.
-      expect(await lane.markPending('cl-event', claim, 60_000)).toEqual(decided)
+      expect(await lane.markPending('cl-event', claim, entry, 60_000)).toEqual(decided)
       for (let i = 0; i < 1000 && heard.length === 0; i++) await new Promise((r) => setTimeout(r, 10))
       expect(heard).toEqual([decided])
       // Settled entries are trimmed from the lane.

@@ -35,15 +35,24 @@ export interface ClaimLane {
   submit(event: string, claim: LaneClaim): Promise<string>
   /**
    * The claim's answer if the allocator gave one; else keeps it as pending (ttlMs), for the polls of a
-   * request that stops waiting, and returns undefined.
+   * request that stops waiting, and returns undefined. `entry` is the id submit() returned.
    */
-  markPending(event: string, claim: { id: string; holder: string }, ttlMs: number): Promise<LaneAnswer | undefined>
+  markPending(event: string, claim: { id: string; holder: string }, entry: string, ttlMs: number): Promise<LaneAnswer | undefined>
   /** Appends a release or a sale, so that the allocator's stock learns it in the lane's order. */
   note(event: string, note: LaneNote): Promise<void>
-  /** The claim's answer, or undefined if the lane knows no such claim (never made, or forgotten). */
+  /**
+   * The answer of a claim kept as pending (markPending): the allocator's once it gave one. Undefined if
+   * the lane knows no such claim (never kept as pending, or forgotten).
+   */
   answer(event: string, claim: string): Promise<LaneAnswer | undefined>
   /** Calls back with every answer the allocators publish (one subscription for the process). */
   listen(onAnswer: (event: string, answer: LaneAnswer) => void): Promise<() => Promise<void>>
+}
+
+/** An answer of the allocator, with the entry its claim came in. */
+export interface SettledAnswer {
+  entry: string
+  answer: LaneAnswer
 }
 
 /** The allocator's side of the lane. */
@@ -64,6 +73,9 @@ export interface LaneConsumer {
   own(event: string, consumer: string, count: number): Promise<LaneEntry[]>
   /** New entries, waiting at most blockMs for the first (0: not at all, what is there now). */
   read(event: string, consumer: string, count: number, blockMs: number): Promise<LaneEntry[]>
-  /** Keeps the answers (ttlMs), publishes them and acknowledges the entries, in one step. */
-  settle(event: string, entries: string[], answers: LaneAnswer[], ttlMs: number): Promise<void>
+  /**
+   * Keeps the answers by entry (ttlMs), publishes them and acknowledges the entries `acks`, in one step.
+   * An entry's answers come one after another.
+   */
+  settle(event: string, acks: string[], answers: SettledAnswer[], ttlMs: number): Promise<void>
 }

@@ -1,10 +1,11 @@
 // ClaimLane on Redis Streams: one stream per event under the hash tag {lane:<event>} (keys.ts laneKeys),
-// one consumer group; the claims an origin appends in one turn are one entry. Answers are kept per
-// claim and published on the event's channel (lua/lane-*.lua).
+// one consumer group; the claims an origin appends in one turn are one entry. The allocator's answers
+// are kept by entry (a hash each) and published on the event's channel; a claim answered 202 is kept as
+// pending with its entry, which is how a poll finds its answer (lua/lane-*.lua).
 
 import type { Redis } from 'ioredis'
 import type { GateUnit } from '../../ports/claim-gate.js'
-import type { ClaimLane, LaneAnswer, LaneClaim, LaneConsumer, LaneEntry, LaneNote } from '../../ports/claim-lane.js'
+import type { ClaimLane, LaneAnswer, LaneClaim, LaneConsumer, LaneEntry, LaneNote, SettledAnswer } from '../../ports/claim-lane.js'
 import { type RedisClient, whenReady } from './connect.js'
 import { LANE_DONE_PATTERN, laneKeys } from './keys.js'
 import { runScript, type Scripts } from './scripts.js'
@@ -31,6 +32,13 @@ function entryOf([id, fields]: RawEntry): LaneEntry | undefined {
 
 /** Entries in order; one the lane cannot read (written by another version) is left out. */
 const entriesOf = (raw: RawEntry[] | null | undefined): LaneEntry[] => (raw ?? []).flatMap((r) => entryOf(r) ?? [])
+
+/** An answer as kept: the allocator's, or a pending record (whose entry is the adapter's business). */
+function answerOf(json: string): LaneAnswer {
+  const kept = JSON.parse(json) as LaneAnswer & { entry?: string }
+  if ('outcome' in kept) return kept
+  return { claim: kept.claim, holder: kept.holder, status: 'pending' }
+}
 
 /** The event named by an answers channel (`anteroom:{lane:<event>}:done`). */
 const eventOfChannel = (channel: string) => /^anteroom:\{lane:(.*)\}:done$/.exec(channel)?.[1]
@@ -60,12 +68,12 @@ export class RedisClaimLane implements ClaimLane, LaneConsumer {
     return batch.map(() => id)
   }
 
-  async markPending(event: string, claim: { id: string; holder: string }, ttlMs: number): Promise<LaneAnswer | undefined> {
-    const pending: LaneAnswer = { claim: claim.id, holder: claim.holder, status: 'pending' }
-    const keys = [`${laneKeys(event).answers}${claim.id}`]
-    const args = [JSON.stringify(pending), ttlMs]
-    const json = (await storeCall(() => runScript(this.redis, this.scripts.lanePending, keys, args))) as string | null
-    return json === null ? undefined : (JSON.parse(json) as LaneAnswer)
+  async markPending(event: string, claim: { id: string; holder: string }, entry: string, ttlMs: number): Promise<LaneAnswer | undefined> {
+    const k = laneKeys(event)
+    const record = JSON.stringify({ claim: claim.id, holder: claim.holder, status: 'pending', entry })
+    const keys = [`${k.pending}${claim.id}`, `${k.answers}${entry}`]
+    const json = (await storeCall(() => runScript(this.redis, this.scripts.lanePending, keys, [claim.id, record, ttlMs]))) as string | null
+    return json === null ? undefined : answerOf(json)
   }
 
   /**
@@ -92,8 +100,11 @@ export class RedisClaimLane implements ClaimLane, LaneConsumer {
   }
 
   async answer(event: string, claim: string): Promise<LaneAnswer | undefined> {
-    const json = await storeCall(() => this.redis.get(`${laneKeys(event).answers}${claim}`))
-    return json === null ? undefined : (JSON.parse(json) as LaneAnswer)
+    const k = laneKeys(event)
+    const json = (await storeCall(() => runScript(this.redis, this.scripts.laneAnswer, [`${k.pending}${claim}`, k.answers], [claim]))) as
+      | string
+      | null
+    return json === null ? undefined : answerOf(json)
   }
 
   async listen(onAnswer: (event: string, answer: LaneAnswer) => void): Promise<() => Promise<void>> {
@@ -163,13 +174,14 @@ export class RedisClaimLane implements ClaimLane, LaneConsumer {
    * last winner is written, and its refusals (answered at once) must not be decided a second time.
    */
   private async unanswered(event: string, entries: LaneEntry[]): Promise<LaneEntry[]> {
-    const ids = entries.flatMap((e) => (e.kind === 'claims' ? e.claims.map((c) => c.id) : []))
-    if (ids.length === 0) return entries
     const prefix = laneKeys(event).answers
-    const answers = await this.redis.mget(ids.map((id) => `${prefix}${id}`))
-    const answered = new Set(ids.filter((_, i) => answers[i] != null && 'outcome' in (JSON.parse(answers[i] as string) as LaneAnswer)))
-    if (answered.size === 0) return entries
-    return entries.map((e) => (e.kind === 'claims' ? { ...e, claims: e.claims.filter((c) => !answered.has(c.id)) } : e))
+    return Promise.all(
+      entries.map(async (e) => {
+        if (e.kind !== 'claims' || e.claims.length === 0) return e
+        const answers = await this.redis.hmget(`${prefix}${e.id}`, ...e.claims.map((c) => c.id))
+        return answers.every((a) => a === null) ? e : { ...e, claims: e.claims.filter((_, i) => answers[i] === null) }
+      }),
+    )
   }
 
   async read(event: string, consumer: string, count: number, blockMs: number): Promise<LaneEntry[]> {
@@ -183,13 +195,13 @@ export class RedisClaimLane implements ClaimLane, LaneConsumer {
     return entriesOf(reply?.[0]?.[1])
   }
 
-  async settle(event: string, entries: string[], answers: LaneAnswer[], ttlMs: number): Promise<void> {
-    if (entries.length === 0 && answers.length === 0) return
+  async settle(event: string, acks: string[], answers: SettledAnswer[], ttlMs: number): Promise<void> {
+    if (acks.length === 0 && answers.length === 0) return
     const k = laneKeys(event)
-    const newest = entries.reduce((a, b) => (newer(b, a) ? b : a), entries[0] ?? '0-0')
+    const newest = acks.reduce((a, b) => (newer(b, a) ? b : a), acks[0] ?? '0-0')
     const args: (string | number)[] = [LANE_GROUP, k.done, ttlMs, newest, answers.length]
-    for (const a of answers) args.push(a.claim, JSON.stringify(a))
-    args.push(...entries)
+    for (const { entry, answer } of answers) args.push(entry, answer.claim, JSON.stringify(answer))
+    args.push(...acks)
     await runScript(this.redis, this.scripts.laneSettle, [k.claims, k.answers], args)
   }
 }

@@ -9,7 +9,7 @@
 // whose batch had committed is answered from its hold (anteroom_claim_batch), never claimed twice.
 import { randomUUID } from 'node:crypto'
 import type { ClaimGate, GateClaim } from '../../ports/claim-gate.js'
-import type { LaneAnswer, LaneClaim, LaneConsumer, LaneEntry } from '../../ports/claim-lane.js'
+import type { LaneClaim, LaneConsumer, LaneEntry, SettledAnswer } from '../../ports/claim-lane.js'
 import type { EventInfo, HoldOutcome, SeatStore } from '../../ports/seat-store.js'
 import { claimUnits, ITEM_UNIT, itemUnit, NearestSeats, SEAT_UNIT } from '../gate.js'
 
@@ -244,7 +244,7 @@ export class Allocator {
   private async decide(entries: LaneEntry[]): Promise<void> {
     const { event, lane } = this.o
     const info = this.info as EventInfo
-    const refusals: LaneAnswer[] = []
+    const refusals: SettledAnswer[] = []
     const toWrite: Winner[] = []
     const now: string[] = []
     this.stats.batches++
@@ -264,16 +264,16 @@ export class Allocator {
             nearest: Math.max(claim.seats.length, 4),
           })
           if (seen.kind !== 'gone') {
-            last = { claim, passed: seen.kind === 'pass' }
+            last = { claim, passed: seen.kind === 'pass', entry: entry.id, ack: false }
             toWrite.push(last)
             continue
           }
           this.stats.refused++
-          refusals.push({ claim: claim.id, holder: claim.holder, outcome: goneOutcome(seen, claim) })
+          refusals.push({ entry: entry.id, answer: { claim: claim.id, holder: claim.holder, outcome: goneOutcome(seen, claim) } })
         }
         // An entry with winners is acknowledged with its last winner's answer, after their write.
         if (last !== undefined) {
-          last.entry = entry.id
+          last.ack = true
           continue
         }
       }
@@ -323,8 +323,8 @@ export class Allocator {
       const outcomes = await this.o.batches.writeBatch(this.info as EventInfo, claims)
       await this.o.hooks?.afterCommit?.(claims)
       this.stats.written += claims.length
-      const answers: LaneAnswer[] = []
-      for (const [i, { claim, passed }] of toWrite.entries()) {
+      const answers: SettledAnswer[] = []
+      for (const [i, { claim, passed, entry }] of toWrite.entries()) {
         const outcome = outcomes[i] as HoldOutcome
         if (outcome.kind !== 'held' && passed) await this.stock.release(event, claim.id)
         // Memory and the database disagreed (a claim memory did not know, or one it had wrong).
@@ -333,11 +333,11 @@ export class Allocator {
           this.stale = true
         }
         if (outcome.kind === 'held' && !passed) this.stale = true
-        answers.push({ claim: claim.id, holder: claim.holder, outcome })
+        answers.push({ entry, answer: { claim: claim.id, holder: claim.holder, outcome } })
       }
       await lane.settle(
         event,
-        toWrite.flatMap((w) => w.entry ?? []),
+        toWrite.flatMap((w) => (w.ack ? [w.entry] : [])),
         answers,
         this.o.answerTtlMs ?? 600_000,
       )
@@ -354,13 +354,14 @@ export class Allocator {
 const WRITING_POLL_MS = 2
 
 /**
- * A claim memory let through (`passed`: it knew all its units), to be written. The last winner of a
- * lane entry carries the entry's id: the entry is acknowledged with that winner's answer.
+ * A claim memory let through (`passed`: it knew all its units), to be written, with the lane entry it
+ * came in. The entry is acknowledged (`ack`) with its last winner's answer.
  */
 interface Winner {
   claim: LaneClaim
   passed: boolean
-  entry?: string
+  entry: string
+  ack: boolean
 }
 
 /** Stream ids in order. */

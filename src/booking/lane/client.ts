@@ -60,25 +60,24 @@ export class BookingLane {
     id?: string
   }): Promise<HoldOutcome | PendingClaim> {
     const claim = { id: input.id ?? randomUUID(), holder: input.holder, seats: input.seats, items: input.items }
-    let resolve: (answer: LaneAnswer) => void = () => {}
-    const answered = new Promise<LaneAnswer>((r) => {
+    // The answer, or undefined once waitMs have passed (one promise for both: one of these a claim).
+    let resolve: (answer: LaneAnswer | undefined) => void = () => {}
+    const answered = new Promise<LaneAnswer | undefined>((r) => {
       resolve = r
     })
     this.waiting.set(claim.id, resolve)
     let timer: ReturnType<typeof setTimeout> | undefined
     try {
-      await this.o.lane.submit(input.event, claim).catch((cause: unknown) => {
+      const entry = await this.o.lane.submit(input.event, claim).catch((cause: unknown) => {
         throw new AnteroomError('ERR_LANE_UNAVAILABLE', 'The claim lane is unavailable; nothing was claimed', { cause })
       })
-      const late = new Promise<undefined>((r) => {
-        timer = setTimeout(() => r(undefined), this.o.waitMs ?? 2000)
-      })
-      const heard = await Promise.race([answered, late])
+      timer = setTimeout(() => resolve(undefined), this.o.waitMs ?? 2000)
+      const heard = await answered
       if (heard !== undefined && 'outcome' in heard) return heard.outcome
       // Waited long enough: the claim is kept as pending for its polls, unless it was answered while
       // this process was not listening (the answer is kept: then it is the answer). It is in the lane
       // either way, so a lane unreachable here is a 202 too: the allocator's answer is kept for the polls.
-      const kept = await this.o.lane.markPending(input.event, claim, this.o.answerTtlMs ?? 600_000).catch(() => undefined)
+      const kept = await this.o.lane.markPending(input.event, claim, entry, this.o.answerTtlMs ?? 600_000).catch(() => undefined)
       return kept !== undefined && 'outcome' in kept ? kept.outcome : { kind: 'pending', claim: claim.id }
     } finally {
       clearTimeout(timer)
