@@ -151,6 +151,7 @@ describe('the festival weekend on the PostgreSQL server', () => {
       return {
         status: res.status,
         retryAfter: res.headers.get('retry-after'),
+        location: res.headers.get('location'),
         // biome-ignore lint/suspicious/noExplicitAny: answers are read field by field
         body: (await res.json()) as Record<string, any>,
         ms: performance.now() - started,
@@ -175,10 +176,10 @@ describe('the festival weekend on the PostgreSQL server', () => {
     async function polled(first: Awaited<ReturnType<typeof send>>, token: string) {
       const t0 = performance.now() - first.ms
       let r = first
-      const claim = r.status === 202 ? (r.body.claim?.id as string | undefined) : undefined
-      while (r.status === 202 && claim !== undefined) {
+      const at = r.status === 202 ? (r.location ?? undefined) : undefined
+      while (r.status === 202 && at !== undefined) {
         await new Promise((resolve) => setTimeout(resolve, Number(r.retryAfter ?? 1) * 1000))
-        r = await send('GET', `/events/${event}/claims/${claim}`, token)
+        r = await send('GET', at, token)
       }
       return { ...r, ms: performance.now() - t0 }
     }

@@ -118,11 +118,17 @@ describe('the ordered lane', () => {
     )
     // Nobody decides yet: each claim waited, then was told where to poll.
     expect(sent.map((s) => s.status)).toEqual(visitors.map(() => 202))
-    for (const s of sent) expect(s.headers.get('location')).toBe(`/events/${event}/claims/${s.body.claim.id}`)
+    for (const s of sent) expect(s.headers.get('location')).toBe(`/events/${event}/claims/${s.body.claim.id}?entry=${s.body.claim.entry}`)
     const poll = (i: number) => rig.send('GET', sent[i]!.headers.get('location') as string, visitors[i] as string)
     expect((await poll(0)).status).toBe(202)
     // Another visitor's claim is not theirs to see.
     expect((await rig.send('GET', sent[0]!.headers.get('location') as string, 'someone-else')).status).toBe(404)
+    // The claim is found by its entry: without it, or with another, or a malformed one, it is not found.
+    const claimAt = `/events/${event}/claims/${sent[0]!.body.claim.id}`
+    for (const query of ['', '?entry=1-0', '?entry=not-an-id', `?entry=${'9'.repeat(21)}-0`, '?entry=1-0&entry=2-0']) {
+      const r = await rig.send('GET', `${claimAt}${query}`, visitors[0] as string)
+      expect({ query, status: r.status, code: r.body.error?.code }).toEqual({ query, status: 404, code: 'ERR_NOT_FOUND' })
+    }
 
     const order = await laneOrder(rig, event)
     const a = await rig.allocator(event)
@@ -386,6 +392,53 @@ describe('the ordered lane', () => {
     expect(a.stats).toMatchObject({ claims: 4, refused: 1, failures: 1 })
   })
 
+  it("an entry is not acknowledged with its winner when its refusals' answers were lost: they are decided again", async () => {
+    const { event, rig } = await sale({ waitMs: 3000 })
+    const own = await rig.lane.dedicated()
+    let lost = 0
+    const losing: LaneConsumer = {
+      ...bind(own.lane),
+      // The first settle of refusals alone fails (its connection went away with it in flight).
+      settle: async (e, acks, answers, ttlMs) => {
+        if (acks.length === 0 && answers.length > 0 && lost++ === 0) throw new Error('Connection is closed.')
+        return own.lane.settle(e, acks, answers, ttlMs)
+      },
+    }
+    const a = (await rig.allocator(event, { lane: losing })).start()
+    // Two claims in one turn: one entry. w wins A1, r is refused; r's answer is lost once.
+    const hold = (holder: string) => rig.bookingLane.hold({ event, holder, seats: ['A1'], items: [], id: crypto.randomUUID() })
+    const [w, r] = await Promise.all([hold('w'), hold('r')])
+    expect(w).toMatchObject({ kind: 'held' })
+    // Decided again, r is answered (not left pending for ever, its entry acknowledged with w's answer).
+    expect(r).toMatchObject({ kind: 'taken', taken: ['A1'] })
+    expect(lost).toBeGreaterThan(1)
+    expect(a.stats.failures).toBeGreaterThanOrEqual(1)
+    expect(await rig.seats.seatMap(event).then((m) => m.filter((s) => s.status !== 'free').length)).toBe(1)
+    await a.stop()
+    own.close()
+  })
+
+  it('an entry whose winners span two writes is acknowledged with the last: a failed second write leaves it pending', async () => {
+    const { event, rig } = await sale({ seats: false, items: [{ id: 'ga', quantity: 5 }], waitMs: 3000 })
+    let writes = 0
+    const a = (
+      await rig.allocator(event, {
+        batchSize: 2,
+        hooks: {
+          beforeCommit: async () => {
+            if (++writes === 2) throw new Error('the database went away')
+          },
+        },
+      })
+    ).start()
+    // Three winners in one turn: one entry, written two and one.
+    const hold = (holder: string) => rig.bookingLane.hold({ event, holder, seats: [], items: [{ item: 'ga', quantity: 1 }] })
+    const answers = await Promise.all(['x1', 'x2', 'x3'].map(hold))
+    expect(answers.map((o) => o.kind)).toEqual(['held', 'held', 'held'])
+    expect(a.stats.failures).toBe(1)
+    expect(await rig.seats.itemMap(event)).toEqual([{ item: 'ga', name: 'ga', total: 5, free: 2, held: 3, sold: 0 }])
+  })
+
   it('a batch written again (replayed after a crash) claims nothing twice: its holds are answered again', async () => {
     const { event, rig } = await sale({ items: [{ id: 'ga', quantity: 3 }] })
     const info = (await rig.seats.event(event))!
@@ -411,9 +464,10 @@ describe('the ordered lane', () => {
       const unlisten = await lane.listen((_event, answer) => heard.push(answer))
       const claim = { id: crypto.randomUUID(), holder: 'k1', seats: ['A1'], items: [] }
       const entry = await lane.submit('cl-event', claim)
-      expect(await lane.answer('cl-event', claim.id)).toBeUndefined()
-      expect(await lane.markPending('cl-event', claim, entry, 60_000)).toBeUndefined()
-      expect(await lane.answer('cl-event', claim.id)).toEqual({ claim: claim.id, holder: 'k1', status: 'pending' })
+      expect(await lane.answer('cl-event', claim.id, entry)).toEqual({ claim: claim.id, holder: 'k1', status: 'pending' })
+      // Not in that entry: nothing.
+      expect(await lane.answer('cl-event', crypto.randomUUID(), entry)).toBeUndefined()
+      expect(await lane.answer('cl-event', claim.id, '1-0')).toBeUndefined()
       await lane.ensureGroup('cl-event')
       expect(await lane.lease('cl-event', 'me', 1000)).toBe(true)
       expect(await lane.lease('cl-event', 'other', 1000)).toBe(false)
@@ -423,9 +477,7 @@ describe('the ordered lane', () => {
       const decided: LaneAnswer = { claim: claim.id, holder: 'k1', outcome: { kind: 'taken', taken: ['A1'], nearest: [] } }
       expect(read[0]?.id).toBe(entry)
       await own.lane.settle('cl-event', [entry], [{ entry, answer: decided }], 60_000)
-      expect(await lane.answer('cl-event', claim.id)).toEqual(decided)
-      // Answered: it is not kept as pending any more, and that answer is returned.
-      expect(await lane.markPending('cl-event', claim, entry, 60_000)).toEqual(decided)
+      expect(await lane.answer('cl-event', claim.id, entry)).toEqual(decided)
       for (let i = 0; i < 1000 && heard.length === 0; i++) await new Promise((r) => setTimeout(r, 10))
       expect(heard).toEqual([decided])
       // Settled entries are trimmed from the lane.

@@ -20,7 +20,7 @@ import {
   type RouteSpec,
 } from '../core/openapi.js'
 import { ITEM_KEY } from '../ports/seat-store.js'
-import { HOLD_ID, holdBody, IDEMPOTENCY_KEY } from './claims.js'
+import { HOLD_ID, holdBody, IDEMPOTENCY_KEY, LANE_ENTRY_ID } from './claims.js'
 import { ADMISSION_HEADER } from './verify.js'
 
 const integer = (minimum = 0): JsonSchema => ({ type: 'integer', minimum })
@@ -38,14 +38,22 @@ const EVENT_PARAM: ParameterSpec = {
 }
 const HOLD_PARAM: ParameterSpec = { name: 'hold', in: 'path', description: 'The hold’s id.', schema: holdId }
 const CLAIM_PARAM: ParameterSpec = { name: 'claim', in: 'path', description: 'The claim’s id (a 202’s Location).', schema: holdId }
+const laneEntry: JsonSchema = { type: 'string', pattern: patternOf(LANE_ENTRY_ID) }
+const ENTRY_PARAM: ParameterSpec = {
+  name: 'entry',
+  in: 'query',
+  required: true,
+  description: 'The lane entry the claim came in (a 202’s Location).',
+  schema: laneEntry,
+}
 const heldAnswer = closed({ hold: closed({ id: holdId, seats: strings, items: { type: 'array', items: itemClaim }, expiresAt: string }) })
 /** A claim in an event's ordered lane that its allocator has not decided yet. */
 const pendingAnswer = {
   description:
     'Only for an event sold through the ordered lane: the claim is in the lane and not decided yet (its allocator is busy or away). Poll the Location.',
-  json: closed({ claim: closed({ id: holdId, status: { enum: ['pending'] } }) }),
+  json: closed({ claim: closed({ id: holdId, status: { enum: ['pending'] }, entry: laneEntry }) }),
   headers: {
-    Location: { description: 'Where to poll the claim: /events/{event}/claims/{claim}.' },
+    Location: { description: 'Where to poll the claim: /events/{event}/claims/{claim}?entry={entry}.' },
     'Retry-After': { description: 'Seconds to wait before polling.' },
   },
 }
@@ -104,7 +112,7 @@ export const BOOKING_ROUTES: readonly RouteSpec[] = [
       'The answer of a claim that was answered 202: still 202 while pending, then what the hold would have answered (201 with the hold, or its refusal). 404 for a claim that is not the visitor’s, or was forgotten (answers are kept 10 minutes).',
     tag: 'holds',
     security: 'admission',
-    parameters: [EVENT_PARAM, CLAIM_PARAM],
+    parameters: [EVENT_PARAM, CLAIM_PARAM, ENTRY_PARAM],
     responses: { 201: { description: 'Held.', json: heldAnswer }, 202: pendingAnswer },
     errors: ['ERR_NOT_FOUND', ...CLAIM_ERRORS, ...DB, 'ERR_LANE_UNAVAILABLE'],
   },

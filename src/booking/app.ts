@@ -16,7 +16,18 @@ import type { PaymentProvider } from '../ports/payments.js'
 import type { EventInfo, Hold, Payment, SeatStore, StoredAnswer } from '../ports/seat-store.js'
 import { bookingApiDocument } from './api-description.js'
 import { type BodyEnv, jsonBodies } from './body.js'
-import { type Claim, HOLD_ID, heldBody, holdAmount, IDEMPOTENCY_KEY, readClaim, releasedBody, shortItems, unknownItems } from './claims.js'
+import {
+  type Claim,
+  HOLD_ID,
+  heldBody,
+  holdAmount,
+  IDEMPOTENCY_KEY,
+  LANE_ENTRY_ID,
+  readClaim,
+  releasedBody,
+  shortItems,
+  unknownItems,
+} from './claims.js'
 import { type BookingGate, holdUnits, ITEM_UNIT, itemUnit, SEAT_UNIT } from './gate.js'
 import type { BookingLane, PendingClaim } from './lane/client.js'
 import type { BookingMeters, ConfirmOutcome, HoldOutcome } from './metrics.js'
@@ -247,8 +258,8 @@ export function createBookingApp(deps: BookingDeps): Hono<Env> {
 
   /** A lane claim not decided within the wait: 202, and where to poll it. */
   function pendingAnswer(c: Context, event: EventInfo, pending: PendingClaim): Response {
-    const at = `/events/${encodeURIComponent(event.id)}/claims/${pending.claim}`
-    return c.json({ claim: { id: pending.claim, status: 'pending' } }, 202, { location: at, 'retry-after': '1' })
+    const at = `/events/${encodeURIComponent(event.id)}/claims/${pending.claim}?entry=${pending.entry}`
+    return c.json({ claim: { id: pending.claim, status: 'pending', entry: pending.entry } }, 202, { location: at, 'retry-after': '1' })
   }
 
   /** The answer of a decided claim: 201 with the hold, or the refusal. */
@@ -286,7 +297,11 @@ export function createBookingApp(deps: BookingDeps): Hono<Env> {
   app.get('/events/:event/claims/:claim', async (c) => {
     const event = await eventFor(c)
     const id = c.req.param('claim') ?? ''
-    const found = deps.lane !== undefined && HOLD_ID.test(id) ? await deps.lane.answer(event.id, id, c.get('admission').sub) : undefined
+    const entry = c.req.query('entry') ?? ''
+    const found =
+      deps.lane !== undefined && HOLD_ID.test(id) && LANE_ENTRY_ID.test(entry)
+        ? await deps.lane.answer(event.id, id, entry, c.get('admission').sub)
+        : undefined
     if (found === undefined) throw new AnteroomError('ERR_NOT_FOUND', 'No such claim')
     return found.kind === 'pending' ? pendingAnswer(c, event, found) : holdAnswer(c, found)
   })

@@ -20,6 +20,8 @@ export const MAX_ITEMS_PER_REQUEST = 20
 export const SEAT_NAME = /^[A-Za-z0-9-]{1,16}$/
 /** A hold's id. */
 export const HOLD_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+/** A lane entry's id (a Redis Stream id, "ms-seq"): where a pending lane claim's answer is found. */
+export const LANE_ENTRY_ID = /^\d{1,20}-\d{1,20}$/
 /** A checkout's Idempotency-Key header. */
 export const IDEMPOTENCY_KEY = /^[A-Za-z0-9_.:-]{8,200}$/
 

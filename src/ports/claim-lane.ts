@@ -24,27 +24,20 @@ export type LaneNote = { kind: 'release'; hold: string } | { kind: 'sold'; hold:
  */
 export type LaneEntry = { id: string } & ({ kind: 'claims'; claims: LaneClaim[] } | LaneNote)
 
-/**
- * A claim's answer as the lane keeps it: the allocator's, or pending (kept for a claim whose request
- * stopped waiting, and told the visitor where to poll).
- */
+/** A claim's answer: the allocator's, or pending while it is in the lane undecided. */
 export type LaneAnswer = { claim: string; holder: string; status: 'pending' } | { claim: string; holder: string; outcome: HoldOutcome }
 
 export interface ClaimLane {
   /** Appends a claim (with others sent at the same moment: one entry). Returns the entry's id. */
   submit(event: string, claim: LaneClaim): Promise<string>
-  /**
-   * The claim's answer if the allocator gave one; else keeps it as pending (ttlMs), for the polls of a
-   * request that stops waiting, and returns undefined. `entry` is the id submit() returned.
-   */
-  markPending(event: string, claim: { id: string; holder: string }, entry: string, ttlMs: number): Promise<LaneAnswer | undefined>
   /** Appends a release or a sale, so that the allocator's stock learns it in the lane's order. */
   note(event: string, note: LaneNote): Promise<void>
   /**
-   * The answer of a claim kept as pending (markPending): the allocator's once it gave one. Undefined if
-   * the lane knows no such claim (never kept as pending, or forgotten).
+   * The claim's answer: the allocator's once it gave one, pending while the claim is still in the lane
+   * entry `entry` (the id submit() returned), undefined if that entry holds no such claim (or its answer
+   * was forgotten).
    */
-  answer(event: string, claim: string): Promise<LaneAnswer | undefined>
+  answer(event: string, claim: string, entry: string): Promise<LaneAnswer | undefined>
   /** Calls back with every answer the allocators publish (one subscription for the process). */
   listen(onAnswer: (event: string, answer: LaneAnswer) => void): Promise<() => Promise<void>>
 }

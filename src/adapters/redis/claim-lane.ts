@@ -1,7 +1,7 @@
 // ClaimLane on Redis Streams: one stream per event under the hash tag {lane:<event>} (keys.ts laneKeys),
 // one consumer group; the claims an origin appends in one turn are one entry. The allocator's answers
-// are kept by entry (a hash each) and published on the event's channel; a claim answered 202 is kept as
-// pending with its entry, which is how a poll finds its answer (lua/lane-*.lua).
+// are kept by entry (a hash each: a claim is found by its id and its entry's) and published on the
+// event's channel (lua/lane-*.lua).
 
 import type { Redis } from 'ioredis'
 import type { GateUnit } from '../../ports/claim-gate.js'
@@ -33,13 +33,6 @@ function entryOf([id, fields]: RawEntry): LaneEntry | undefined {
 /** Entries in order; one the lane cannot read (written by another version) is left out. */
 const entriesOf = (raw: RawEntry[] | null | undefined): LaneEntry[] => (raw ?? []).flatMap((r) => entryOf(r) ?? [])
 
-/** An answer as kept: the allocator's, or a pending record (whose entry is the adapter's business). */
-function answerOf(json: string): LaneAnswer {
-  const kept = JSON.parse(json) as LaneAnswer & { entry?: string }
-  if ('outcome' in kept) return kept
-  return { claim: kept.claim, holder: kept.holder, status: 'pending' }
-}
-
 /** The event named by an answers channel (`anteroom:{lane:<event>}:done`). */
 const eventOfChannel = (channel: string) => /^anteroom:\{lane:(.*)\}:done$/.exec(channel)?.[1]
 
@@ -68,14 +61,6 @@ export class RedisClaimLane implements ClaimLane, LaneConsumer {
     return batch.map(() => id)
   }
 
-  async markPending(event: string, claim: { id: string; holder: string }, entry: string, ttlMs: number): Promise<LaneAnswer | undefined> {
-    const k = laneKeys(event)
-    const record = JSON.stringify({ claim: claim.id, holder: claim.holder, status: 'pending', entry })
-    const keys = [`${k.pending}${claim.id}`, `${k.answers}${entry}`]
-    const json = (await storeCall(() => runScript(this.redis, this.scripts.lanePending, keys, [claim.id, record, ttlMs]))) as string | null
-    return json === null ? undefined : answerOf(json)
-  }
-
   /**
    * The same lane on a connection of its own, for an allocator: its blocking reads (XREADGROUP BLOCK)
    * hold up every later command on their connection, the origin's claims included.
@@ -99,12 +84,11 @@ export class RedisClaimLane implements ClaimLane, LaneConsumer {
     )
   }
 
-  async answer(event: string, claim: string): Promise<LaneAnswer | undefined> {
+  async answer(event: string, claim: string, entry: string): Promise<LaneAnswer | undefined> {
     const k = laneKeys(event)
-    const json = (await storeCall(() => runScript(this.redis, this.scripts.laneAnswer, [`${k.pending}${claim}`, k.answers], [claim]))) as
-      | string
-      | null
-    return json === null ? undefined : answerOf(json)
+    const keys = [k.claims, `${k.answers}${entry}`]
+    const json = (await storeCall(() => runScript(this.redis, this.scripts.laneAnswer, keys, [claim, entry]))) as string | null
+    return json === null ? undefined : (JSON.parse(json) as LaneAnswer)
   }
 
   async listen(onAnswer: (event: string, answer: LaneAnswer) => void): Promise<() => Promise<void>> {
@@ -116,7 +100,7 @@ export class RedisClaimLane implements ClaimLane, LaneConsumer {
     })
     sub.on('error', () => {})
     // ioredis subscribes again by itself after a reconnection; answers published meanwhile are read
-    // from their keys by the waiting requests (BookingLane.hold).
+    // from their entries' answers by the waiting requests once they stop waiting (BookingLane.hold).
     await whenReady(sub, 2000)
     await storeCall(() => sub.psubscribe(LANE_DONE_PATTERN)).catch((err) => {
       sub.disconnect()

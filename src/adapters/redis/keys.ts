@@ -100,11 +100,6 @@ export function laneKeys(event: string) {
     claims: `${p}:claims`,
     /** Prefix of the answers: `${answers}${entry id}` = a hash, claim id -> the allocator's answer (JSON). */
     answers: `${p}:e:`,
-    /**
-     * Prefix of the claims kept as pending (answered 202): `${pending}${claim id}` = JSON with the claim's
-     * holder and its entry (where its answer will be).
-     */
-    pending: `${p}:a:`,
     /** String: the token of the allocator holding the event's lease. */
     lease: `${p}:lease`,
     /** Channel: the answers of each batch, published as a JSON list. */

@@ -1,8 +1,9 @@
 // The allocator of one event's ordered lane (issue #32, docs/architecture.md "The ordered lane"): it
 // holds the event's lease, reads the lane in order, decides each claim against the stock it holds in
-// memory (a MemoryClaimGate loaded from PostgreSQL), answers and acknowledges at once the claims memory
-// refuses, and writes the batch's winners in one transaction with the single claim's conditional writes
-// (PostgresLaneStore), answering them after the commit. While winners are being written it reads and
+// memory (a MemoryClaimGate loaded from PostgreSQL), answers at once the claims memory refuses, and
+// writes the batch's winners in one transaction with the single claim's conditional writes
+// (PostgresLaneStore), answering them after the commit. An entry (the claims an origin appended in one
+// turn) is acknowledged at once when memory refused all its claims, else with its last winner's answer. While winners are being written it reads and
 // decides the next batches; their winners are written after, together (one transaction at a time, so
 // winners reach PostgreSQL in the lane's order). A crash anywhere loses nothing: unacknowledged entries
 // stay pending, the next allocator takes them over (XAUTOCLAIM) and decides them again, and a claim
@@ -238,8 +239,9 @@ export class Allocator {
   }
 
   /**
-   * Decides a batch in the lane's order. What memory refuses (and the notes) is answered and acknowledged
-   * at once; the winners are queued for writing (writeQueued) and answered once their transaction commits.
+   * Decides a batch in the lane's order. What memory refuses is answered at once, and an entry with no
+   * winner (and every note) acknowledged; the winners are queued for writing (writeQueued) and answered
+   * once their transaction commits, each entry acknowledged with its last winner.
    */
   private async decide(entries: LaneEntry[]): Promise<void> {
     const { event, lane } = this.o
@@ -280,7 +282,11 @@ export class Allocator {
       now.push(entry.id)
     }
     // Not awaited here: the next step's read goes out right behind it (one round trip less per batch).
-    if (now.length > 0 || refusals.length > 0) this.settling = lane.settle(event, now, refusals, this.o.answerTtlMs ?? 600_000)
+    if (now.length > 0 || refusals.length > 0) {
+      this.settling = lane.settle(event, now, refusals, this.o.answerTtlMs ?? 600_000)
+      // An entry's winners acknowledge it after their write: its refusals must have been kept by then.
+      for (const w of toWrite) w.refused = this.settling
+    }
     // A write failed: this batch was decided on memory that counted that write's winners. Its own
     // winners stay pending, and are decided again with them once memory is reloaded.
     this.throwFailure()
@@ -312,8 +318,8 @@ export class Allocator {
   }
 
   /**
-   * Writes a batch's winners in one transaction, answers them and acknowledges their entries; false if
-   * that failed (the failure is kept for the loop to throw).
+   * Writes a batch's winners in one transaction, answers them and acknowledges the entries whose last
+   * winner it wrote; false if that failed (the failure is kept for the loop to throw).
    */
   private async write(toWrite: Winner[]): Promise<boolean> {
     const { event, lane } = this.o
@@ -335,6 +341,9 @@ export class Allocator {
         if (outcome.kind === 'held' && !passed) this.stale = true
         answers.push({ entry, answer: { claim: claim.id, holder: claim.holder, outcome } })
       }
+      // The refusals answered beside these winners are kept before their entries are acknowledged: if
+      // that failed, the entries stay pending and are decided again (their kept answers left out).
+      for (const refused of new Set(toWrite.map((w) => w.refused))) await refused
       await lane.settle(
         event,
         toWrite.flatMap((w) => (w.ack ? [w.entry] : [])),
@@ -362,6 +371,8 @@ interface Winner {
   passed: boolean
   entry: string
   ack: boolean
+  /** The settle of the refusals decided in the same batch, if there were any. */
+  refused?: Promise<void>
 }
 
 /** Stream ids in order. */

@@ -1,7 +1,7 @@
 // The booking origin's side of the ordered lane (./allocator.ts): a claim for a lane event is appended
 // to the event's lane (with the others of the same turn: one entry) and its answer awaited (published
-// by the allocator; one subscription per process), at most waitMs; then the claim is kept as pending,
-// and the client polls it at GET /events/:event/claims/:id. Releases and sales are appended too, so that the allocator's stock
+// by the allocator; one subscription per process), at most waitMs; then the claim is pending, and the
+// client polls it at GET /events/:event/claims/:id?entry=<its entry>. Releases and sales are appended too, so that the allocator's stock
 // learns them in the lane's order.
 import { randomUUID } from 'node:crypto'
 import { AnteroomError } from '../../core/errors.js'
@@ -9,10 +9,11 @@ import type { GateUnit } from '../../ports/claim-gate.js'
 import type { ClaimLane, LaneAnswer } from '../../ports/claim-lane.js'
 import type { HoldOutcome, ItemClaim } from '../../ports/seat-store.js'
 
-/** A claim the allocator has not decided yet: the client polls it. */
+/** A claim the allocator has not decided yet: the client polls it (by its id and its lane entry's). */
 export interface PendingClaim {
   kind: 'pending'
   claim: string
+  entry: string
 }
 
 export interface BookingLaneOptions {
@@ -74,11 +75,11 @@ export class BookingLane {
       timer = setTimeout(() => resolve(undefined), this.o.waitMs ?? 2000)
       const heard = await answered
       if (heard !== undefined && 'outcome' in heard) return heard.outcome
-      // Waited long enough: the claim is kept as pending for its polls, unless it was answered while
-      // this process was not listening (the answer is kept: then it is the answer). It is in the lane
-      // either way, so a lane unreachable here is a 202 too: the allocator's answer is kept for the polls.
-      const kept = await this.o.lane.markPending(input.event, claim, entry, this.o.answerTtlMs ?? 600_000).catch(() => undefined)
-      return kept !== undefined && 'outcome' in kept ? kept.outcome : { kind: 'pending', claim: claim.id }
+      // Waited long enough: unless it was answered while this process was not listening (answers are
+      // kept with their entry), it is pending, and its polls name the claim and its entry. It is in the
+      // lane either way, so a lane unreachable here is a 202 too: its answer will be kept for the polls.
+      const kept = await this.o.lane.answer(input.event, claim.id, entry).catch(() => undefined)
+      return kept !== undefined && 'outcome' in kept ? kept.outcome : { kind: 'pending', claim: claim.id, entry }
     } finally {
       clearTimeout(timer)
       this.waiting.delete(claim.id)
@@ -86,12 +87,12 @@ export class BookingLane {
   }
 
   /** The claim's answer for its holder; undefined if there is none (or it is another visitor's). */
-  async answer(event: string, claim: string, holder: string): Promise<HoldOutcome | PendingClaim | undefined> {
-    const answer = await this.o.lane.answer(event, claim).catch((cause: unknown) => {
+  async answer(event: string, claim: string, entry: string, holder: string): Promise<HoldOutcome | PendingClaim | undefined> {
+    const answer = await this.o.lane.answer(event, claim, entry).catch((cause: unknown) => {
       throw new AnteroomError('ERR_LANE_UNAVAILABLE', 'The claim lane is unavailable', { cause })
     })
     if (answer === undefined || answer.holder !== holder) return undefined
-    return 'outcome' in answer ? answer.outcome : { kind: 'pending', claim }
+    return 'outcome' in answer ? answer.outcome : { kind: 'pending', claim, entry }
   }
 
   /** A hold's units came back (released, lost, refunded); best effort: the allocator resyncs anyway. */

@@ -16,8 +16,9 @@
 -- The entries' keys are named from the declared prefix, so they carry the lane's hash tag.
 local n = tonumber(ARGV[5])
 local published = {}
--- One HSET for each run of answers to the same entry.
-local function keep(entry, fields)
+-- One HSET for each run of answers to the same entry (at most 2 x 128 fields: an entry holds at most
+-- MAX_BATCH claims, src/adapters/redis/turn-batches.ts, well under what unpack takes).
+local function store(entry, fields)
   local key = KEYS[2] .. entry
   redis.call('HSET', key, unpack(fields))
   redis.call('PEXPIRE', key, ARGV[3])
@@ -26,7 +27,7 @@ local entry, fields = nil, {}
 for i = 0, n - 1 do
   local e, claim, answer = ARGV[6 + 3 * i], ARGV[7 + 3 * i], ARGV[8 + 3 * i]
   if e ~= entry and entry ~= nil then
-    keep(entry, fields)
+    store(entry, fields)
     fields = {}
   end
   entry = e
@@ -34,7 +35,7 @@ for i = 0, n - 1 do
   fields[#fields + 1] = answer
   published[#published + 1] = answer
 end
-if entry ~= nil then keep(entry, fields) end
+if entry ~= nil then store(entry, fields) end
 if n > 0 then redis.call('PUBLISH', ARGV[2], '[' .. table.concat(published, ',') .. ']') end
 local acked = 0
 local first = 6 + 3 * n
