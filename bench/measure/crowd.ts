@@ -21,7 +21,7 @@
 //   claims cost 0 statements (the origin's own count: GET /bench/statements). Hold p99 ≤ 180 ms for
 //   the variants that set `target` (the seed text's figure, on this machine). The origin's CPU per
 //   claim (its /proc CPU time over the burst, by claims) is shown for the rush and for doomed claims.
-// A failed correctness check makes `npm run bench` exit 1. Environment (optional): BENCH_BOOKING_ROUNDS (3),
+// A failed correctness check makes `npm run bench` exit 1. Environment (optional): BENCH_BOOKING_ROUNDS (5),
 // BENCH_ORIGIN_PROCESSES (one a core).
 
 import { availableParallelism } from 'node:os'
@@ -37,7 +37,12 @@ import { type BookingDatabase, deadlocks, POOL } from '../postgres.js'
 import { admitFresh } from './admitted.js'
 import { CROWD, type Crowd, type CrowdRound, crowdRound, directCrowd, EVENT_READ, edgeCrowd, type Origin, ROOM } from './crowd-round.js'
 
-const ROUNDS = Number(process.env.BENCH_BOOKING_ROUNDS ?? 3)
+/**
+ * Measured rounds a kind; a row is their median. Five, not three: on this shared 2-core machine the
+ * same kind's rounds read 92-315 ms in one run (the origin's CPU a claim 100-290 µs), and with three a
+ * slow stretch of two rounds decided a row.
+ */
+const ROUNDS = Number(process.env.BENCH_BOOKING_ROUNDS ?? 5)
 /**
  * The origin's processes, as a deployment would run it: one a core (ANTEROOM_PROCESSES=auto). Each
  * needs its own warm-up (its own JIT), so a kind has one warm-up round a process.
