@@ -130,7 +130,11 @@ export function admissionVerifier(options: AdmissionCheckOptions): (token: strin
   }
 }
 
-const BASE64URL = /^[A-Za-z0-9_-]*$/
+/**
+ * A segment's alphabet, as jose reads it: base64url, with base64's '=' padding allowed at the end (jose
+ * decodes it; a wrong length is refused when decoded, as jose refuses it).
+ */
+const BASE64URL = /^[A-Za-z0-9_-]*={0,2}$/
 const isAscii = (text: string) => {
   for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false
   return true
