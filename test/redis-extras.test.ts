@@ -47,7 +47,6 @@ describe('Redis scripts', () => {
       gateRelease: 'e2bba874ecdc50aa6b2601d79c8fa333dd225563',
       gateSold: 'ebbf428d0d695787fc19ad54c1a47e1b782d3781',
       join: 'd1f1a2cfdbccd9c09ecdfcdef64dc6ee2d1d3d02',
-      laneAnswer: 'e75f37f1819131ee3e04f6e2039f95c37084ecf3',
       laneLease: '2b4ae882fc427b1502c5ceecf99d9ca805ab85fb',
       laneSettle: '75d149c85f6a585343c2b3e76a5f7a20bf06d2cd',
       poll: '4cee8545c0b213ef438c815d67a008334b222085',

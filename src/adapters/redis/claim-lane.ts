@@ -9,7 +9,7 @@ import type { ClaimLane, LaneAnswer, LaneClaim, LaneConsumer, LaneEntry, LaneNot
 import { type RedisClient, whenReady } from './connect.js'
 import { LANE_DONE_PATTERN, laneKeys } from './keys.js'
 import { runScript, type Scripts } from './scripts.js'
-import { storeCall } from './store-call.js'
+import { replies, storeCall } from './store-call.js'
 import { TurnBatches } from './turn-batches.js'
 
 /** The lane's one consumer group: every allocator of an event reads in it. */
@@ -84,11 +84,19 @@ export class RedisClaimLane implements ClaimLane, LaneConsumer {
     )
   }
 
+  /**
+   * The entry (if still in the lane) and its answer, read in that order in one transaction: an answer is
+   * kept before its entry is trimmed, so a claim found in neither was never there (or was forgotten).
+   */
   async answer(event: string, claim: string, entry: string): Promise<LaneAnswer | undefined> {
     const k = laneKeys(event)
-    const keys = [k.claims, `${k.answers}${entry}`]
-    const json = (await storeCall(() => runScript(this.redis, this.scripts.laneAnswer, keys, [claim, entry]))) as string | null
-    return json === null ? undefined : (JSON.parse(json) as LaneAnswer)
+    const [found, answer] = (await storeCall(async () =>
+      replies(await this.redis.multi().xrange(k.claims, entry, entry).hget(`${k.answers}${entry}`, claim).exec()),
+    )) as [RawEntry[], string | null]
+    if (answer !== null) return JSON.parse(answer) as LaneAnswer
+    const [inLane] = entriesOf(found)
+    const pending = inLane?.kind === 'claims' ? inLane.claims.find((c) => c.id === claim) : undefined
+    return pending === undefined ? undefined : { claim: pending.id, holder: pending.holder, status: 'pending' }
   }
 
   async listen(onAnswer: (event: string, answer: LaneAnswer) => void): Promise<() => Promise<void>> {
